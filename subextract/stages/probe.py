@@ -1,0 +1,100 @@
+"""Probe a video: duration, frame rate, display size and rotation.
+
+The imageio-ffmpeg wheel (our fallback when the system has no FFmpeg) ships ``ffmpeg`` but not
+``ffprobe``, so we read the stream header that ``ffmpeg -i`` prints instead of calling
+``ffmpeg.probe``; one code path then serves every machine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from subextract.errors import SubextractError
+
+
+@lru_cache(maxsize=1)
+def ffmpeg_exe() -> str:
+    """The system ``ffmpeg`` (or ``$SUBEXTRACT_FFMPEG``), else the binary the imageio-ffmpeg wheel ships."""
+    configured = os.environ.get("SUBEXTRACT_FFMPEG") or shutil.which("ffmpeg")
+    if configured:
+        return configured
+    try:
+        import imageio_ffmpeg
+    except ImportError as exc:  # pragma: no cover - it is a declared dependency
+        raise SubextractError("no ffmpeg found: install ffmpeg or the imageio-ffmpeg package") from exc
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    path: str
+    duration: float  # seconds; 0.0 when the container does not say
+    fps: float  # nominal frame rate of the video stream
+    width: int  # display width, after rotation
+    height: int  # display height, after rotation
+    rotation: int  # degrees the player rotates the coded picture
+    codec: str
+
+    @property
+    def frame_duration(self) -> float:
+        return 1.0 / self.fps if self.fps > 0 else 0.04
+
+
+_DURATION = re.compile(r"Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)")
+_VIDEO_STREAM = re.compile(r"Stream #\d+:\d+.*?: Video: (\w+).*?, (\d{2,5})x(\d{2,5})")
+_FPS = re.compile(r"(\d+(?:\.\d+)?) (?:fps|tbr)")
+_ROTATION = re.compile(r"rotation of (-?\d+(?:\.\d+)?) degrees")
+
+
+def check_readable(path: str) -> None:
+    """Reject paths that cannot be a video before FFmpeg gives a less clear message."""
+    if "://" in path:
+        return
+    p = Path(path)
+    if not p.exists():
+        raise SubextractError(f"{path}: no such file")
+    if p.is_dir():
+        raise SubextractError(f"{path}: is a directory, not a video file")
+    if not os.access(p, os.R_OK):
+        raise SubextractError(f"{path}: permission denied")
+    if p.stat().st_size == 0:
+        raise SubextractError(f"{path}: file is empty (0 bytes)")
+
+
+def probe(path: str) -> VideoInfo:
+    check_readable(path)
+    result = subprocess.run(
+        [ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", path],
+        capture_output=True, text=True, errors="replace", check=False,
+    )
+    return parse_probe_output(path, result.stderr)
+
+
+def parse_probe_output(path: str, text: str) -> VideoInfo:
+    if "Error opening input" in text or "Invalid data found" in text:
+        raise SubextractError(f"{path}: not a video file FFmpeg can read")
+    lines = text.splitlines()
+    video_line = next((line for line in lines if _VIDEO_STREAM.search(line)
+                       and "attached pic" not in line), None)
+    if video_line is None:
+        raise SubextractError(f"{path}: contains no video stream (audio-only or not a video)")
+    codec, width, height = _VIDEO_STREAM.search(video_line).groups()
+    fps_match = _FPS.search(video_line)
+    duration_match = _DURATION.search(text)
+    duration = 0.0
+    if duration_match:
+        h, m, s = duration_match.groups()
+        duration = int(h) * 3600 + int(m) * 60 + float(s)
+    rotation_match = _ROTATION.search(text)
+    rotation = int(round(float(rotation_match.group(1)))) % 360 if rotation_match else 0
+    w, h = int(width), int(height)
+    if rotation in (90, 270):
+        w, h = h, w
+    return VideoInfo(path=path, duration=duration, fps=float(fps_match.group(1)) if fps_match else 0.0,
+                     width=w, height=h, rotation=rotation, codec=codec)

@@ -1,0 +1,148 @@
+"""Find where subtitles live: text-line statistics over a sparse keyframe pre-scan.
+
+Subtitles are short-lived text that recurs at one height, horizontally centred; a channel logo or
+watermark is text that stays put in most frames; scene text is neither centred nor recurring.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from subextract.config import RegionSettings
+from subextract.errors import SubextractError
+from subextract.stages.probe import VideoInfo
+from subextract.stages.sample import Band, DecodeRequest, decode_frames
+
+_BOX = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class TextBox:
+    """A detected text line in a pre-scan frame, in displayed-picture pixels."""
+
+    frame: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def height(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def centre_x(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+    @property
+    def centre_y(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+    def iou(self, other: "TextBox") -> float:
+        ix = max(0.0, min(self.x1, other.x1) - max(self.x0, other.x0))
+        iy = max(0.0, min(self.y1, other.y1) - max(self.y0, other.y0))
+        inter = ix * iy
+        union = (self.x1 - self.x0) * self.height + (other.x1 - other.x0) * other.height - inter
+        return inter / union if union > 0 else 0.0
+
+
+def _edge_band(info: VideoInfo, settings: RegionSettings, where: str) -> Band:
+    height = max(16, int(info.height * settings.fallback_share) // 2 * 2)
+    y = info.height - height if where == "bottom" else 0
+    return Band(0, y, info.width // 2 * 2, height, where)
+
+
+def fixed_bands(mode: str, info: VideoInfo, settings: RegionSettings) -> list[Band] | None:
+    """Bands the user chose (``bottom``, ``top``, ``X,Y,W,H``); None for ``auto``."""
+    if mode == "auto":
+        return None
+    if mode in ("bottom", "top"):
+        return [_edge_band(info, settings, mode)]
+    match = _BOX.match(mode)
+    if not match:
+        raise SubextractError(f"--region {mode!r}: expected auto, bottom, top or X,Y,W,H")
+    x, y, w, h = (int(v) for v in match.groups())
+    if w < 8 or h < 8 or x + w > info.width or y + h > info.height:
+        raise SubextractError(f"--region {mode}: box must lie inside the {info.width}x{info.height} picture")
+    return [Band(x, y, w // 2 * 2, h // 2 * 2, "user")]
+
+
+def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end: float | None) -> list[np.ndarray]:
+    """Up to ``prescan_frames`` keyframes spread over the range (only keyframes are decoded: cheap)."""
+    scale = min(1.0, settings.prescan_det_side / max(info.width, info.height))
+    whole = Band(0, 0, info.width, info.height, "frame")
+    request = DecodeRequest(info.path, [whole], scale=scale, start=start, end=end, keyframes_only=True)
+    span = max(1e-3, (end or info.duration or 1.0) - start)
+    picked: dict[int, np.ndarray] = {}
+    for frame in decode_frames(request):
+        bucket = min(settings.prescan_frames - 1, int((frame.pts - start) / span * settings.prescan_frames))
+        picked.setdefault(bucket, frame.bands[0].copy())
+    return [picked[k] for k in sorted(picked)]
+
+
+def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float) -> list[TextBox]:
+    boxes = []
+    for index, frame in enumerate(frames):
+        for x0, y0, x1, y1 in detector(frame):
+            boxes.append(TextBox(index, x0 / scale, y0 / scale, x1 / scale, y1 / scale))
+    return boxes
+
+
+def split_static(boxes: Sequence[TextBox], frame_count: int, settings: RegionSettings) -> tuple[list[TextBox], list[TextBox]]:
+    """(static, moving): a box found at the same place in most frames is a logo or watermark."""
+    static, moving = [], []
+    for box in boxes:
+        frames_with_it = {other.frame for other in boxes if box.iou(other) > 0.6}
+        is_static = frame_count >= 3 and len(frames_with_it) >= settings.static_share * frame_count
+        (static if is_static else moving).append(box)
+    return static, moving
+
+
+def subtitle_rows(boxes: Sequence[TextBox], info: VideoInfo, settings: RegionSettings) -> list[tuple[float, float]]:
+    """Vertical extents of the zones where centred text recurs, most supported first."""
+    centred = [b for b in boxes if abs(b.centre_x - info.width / 2) <= settings.centre_tolerance * info.width]
+    zones: list[list[TextBox]] = []
+    for box in sorted(centred, key=lambda b: b.centre_y):
+        zone = zones[-1] if zones else None
+        # Stacked lines of a two-line cue touch each other: a gap under one line height joins them.
+        if zone and box.y0 - max(b.y1 for b in zone) < max(b.height for b in zone):
+            zone.append(box)
+        else:
+            zones.append([box])
+    supported = [z for z in zones if len({b.frame for b in z}) >= 2 or len(zones) == 1]
+    supported.sort(key=lambda z: -len({b.frame for b in z}))
+    if not supported:
+        return []
+    best = len({b.frame for b in supported[0]})
+    return [(min(b.y0 for b in z), max(b.y1 for b in z), float(np.median([b.height for b in z])))
+            for z in supported if len({b.frame for b in z}) >= 0.3 * best][:2]
+
+
+def bands_from_rows(rows, info: VideoInfo, settings: RegionSettings) -> list[Band]:
+    bands = []
+    for top, bottom, line_height in rows:
+        pad = settings.line_padding * line_height
+        y0 = max(0, int(top - pad)) // 2 * 2
+        y1 = min(info.height, int(bottom + pad + 1))
+        label = "bottom" if (top + bottom) / 2 > info.height / 2 else "top"
+        bands.append(Band(0, y0, info.width // 2 * 2, max(16, (y1 - y0) // 2 * 2), label))
+    return sorted(bands, key=lambda b: b.y)
+
+
+def find_bands(info: VideoInfo, settings: RegionSettings, detector, start: float = 0.0,
+               end: float | None = None) -> tuple[list[Band], list[TextBox]]:
+    """(bands, static boxes inside them); falls back to the bottom band when no text is seen."""
+    fixed = fixed_bands(settings.mode, info, settings)
+    if fixed is not None:
+        return fixed, []
+    frames = prescan_frames(info, settings, start, end)
+    scale = frames[0].shape[1] / info.width if frames else 1.0
+    boxes = detect_boxes(frames, detector, scale)
+    static, moving = split_static(boxes, len(frames), settings)
+    rows = subtitle_rows(moving, info, settings)
+    bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
+    return bands, static

@@ -1,0 +1,163 @@
+"""Decode a video with FFmpeg and stream the subtitle band(s) of each frame, with its real PTS.
+
+FFmpeg does the crop, scale and grey conversion in its filter graph; frames travel through a
+pipe, so memory stays bounded whatever the video's length and nothing is written to disk.
+Presentation times come from ``showinfo`` (the frame's own PTS), never from index/fps, so
+variable-frame-rate video does not drift.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import subprocess
+import threading
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import ffmpeg
+import numpy as np
+
+from subextract.stages.probe import ffmpeg_exe
+
+
+@dataclass(frozen=True)
+class Band:
+    """A rectangle of the displayed picture where subtitles live (pixels)."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+    label: str = "band"
+
+
+@dataclass(frozen=True)
+class Frame:
+    pts: float  # seconds from the start of the video
+    bands: tuple[np.ndarray, ...]  # grey crops, one per band, at analysis/OCR resolution
+
+
+@dataclass(frozen=True)
+class DecodeRequest:
+    """What to decode: a time range, optional sampling, and the bands to crop."""
+
+    path: str
+    bands: Sequence[Band]
+    scale: float = 1.0  # applied to every band (large videos are read at a smaller size)
+    start: float = 0.0
+    end: float | None = None
+    sample_fps: float | None = None  # None keeps every decoded frame
+    select: str | None = None  # an FFmpeg select expression over ``t`` (used for boundary re-decodes)
+    keyframes_only: bool = False
+    blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
+
+
+@dataclass
+class DecodeReport:
+    """Filled in while decoding: how it ended and what FFmpeg complained about."""
+
+    frames: int = 0
+    last_pts: float | None = None
+    returncode: int | None = None
+    errors: list[str] | None = None
+
+
+_PTS_TIME = re.compile(r"Parsed_showinfo.*? pts_time:\s*(-?[\d.]+)")
+_ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing")
+
+
+def scaled_size(band: Band, scale: float) -> tuple[int, int]:
+    """Even width/height after scaling (some pixel formats and encoders want even sizes)."""
+    return max(2, int(band.width * scale) // 2 * 2), max(2, int(band.height * scale) // 2 * 2)
+
+
+def _filter_graph(request: DecodeRequest):
+    stream = ffmpeg.input(request.path, **_input_options(request)).video
+    if request.select:
+        stream = stream.filter("select", request.select)
+    elif request.sample_fps:
+        # Keep real frames (and their real PTS) at most every 1/fps s instead of the fps filter,
+        # which would retime frames onto a grid.
+        step = 1.0 / request.sample_fps
+        stream = stream.filter("select", f"isnan(prev_selected_t)+gte(t-prev_selected_t,{step * 0.95:.6f})")
+    for x, y, w, h in request.blackout:
+        stream = stream.filter("drawbox", x=x, y=y, w=w, h=h, color="black", t="fill")
+    crops = []
+    parts = stream.split() if len(request.bands) > 1 else None
+    widths = [scaled_size(b, request.scale)[0] for b in request.bands]
+    for i, band in enumerate(request.bands):
+        part = parts[i] if parts is not None else stream
+        w, h = scaled_size(band, request.scale)
+        part = part.crop(band.x, band.y, band.width, band.height)
+        if (w, h) != (band.width, band.height):
+            part = part.filter("scale", w, h, flags="area")
+        if w < max(widths):
+            part = part.filter("pad", max(widths), h, 0, 0)
+        crops.append(part)
+    stacked = crops[0] if len(crops) == 1 else ffmpeg.filter(crops, "vstack", inputs=len(crops))
+    return stacked.filter("format", "gray").filter("showinfo")
+
+
+def _input_options(request: DecodeRequest) -> dict:
+    options: dict = {}
+    if request.keyframes_only:
+        options["skip_frame"] = "nokey"
+    if request.start > 0:
+        options["ss"] = f"{request.start:.6f}"
+    if request.end is not None:
+        options["t"] = f"{max(0.0, request.end - request.start):.6f}"
+    return options
+
+
+def build_command(request: DecodeRequest) -> list[str]:
+    out = _filter_graph(request).output("pipe:", format="rawvideo", pix_fmt="gray", fps_mode="passthrough")
+    return out.global_args("-nostdin", "-hide_banner", "-loglevel", "info").compile(cmd=ffmpeg_exe())
+
+
+def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque) -> None:
+    for raw in stream:
+        line = raw.decode("utf-8", "replace")
+        match = _PTS_TIME.search(line)
+        if match:
+            pts_queue.put(float(match.group(1)))
+        elif any(word in line.lower() for word in _ERROR_WORDS):
+            errors.append(line.strip())
+    pts_queue.put(None)
+
+
+def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) -> Iterator[Frame]:
+    """Yield frames in presentation order; stops early (and cleanly) if the consumer stops."""
+    report = report if report is not None else DecodeReport()
+    sizes = [scaled_size(b, request.scale) for b in request.bands]
+    width = max(w for w, _ in sizes)
+    heights = [h for _, h in sizes]
+    frame_bytes = width * sum(heights)
+    offsets = np.cumsum([0, *heights])
+    pts_queue: queue.Queue[float | None] = queue.Queue()
+    errors: deque[str] = deque(maxlen=20)
+    process = subprocess.Popen(build_command(request), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4)
+    reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors), daemon=True)
+    reader.start()
+    try:
+        while True:
+            data = process.stdout.read(frame_bytes)
+            if len(data) < frame_bytes:
+                break
+            pts = pts_queue.get(timeout=30)
+            if pts is None:
+                break
+            image = np.frombuffer(data, np.uint8).reshape(sum(heights), width)
+            bands = tuple(image[offsets[i]:offsets[i + 1], :sizes[i][0]] for i in range(len(sizes)))
+            report.frames += 1
+            report.last_pts = request.start + pts
+            yield Frame(pts=request.start + pts, bands=bands)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        reader.join(timeout=5)
+        report.returncode = process.returncode
+        report.errors = list(errors)

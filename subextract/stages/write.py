@@ -1,0 +1,98 @@
+"""Write cues as SRT (pysrt), WebVTT (webvtt-py) or JSON; files are replaced atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import pysrt
+import webvtt
+
+from subextract.errors import SubextractError
+from subextract.stages.align import Cue
+
+FORMATS = ("srt", "vtt", "json")
+
+
+def _ms(seconds: float) -> int:
+    return int(round(seconds * 1000))
+
+
+def _vtt_time(seconds: float) -> str:
+    ms = _ms(seconds)
+    return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+
+
+def render_srt(cues: Sequence[Cue]) -> str:
+    items = pysrt.SubRipFile(items=[
+        pysrt.SubRipItem(index=i, start=pysrt.SubRipTime.from_ordinal(_ms(cue.start)),
+                         end=pysrt.SubRipTime.from_ordinal(_ms(cue.end)), text=cue.text)
+        for i, cue in enumerate(cues, 1)
+    ])
+    with tempfile.SpooledTemporaryFile(mode="w+", encoding="utf-8") as buffer:
+        items.write_into(buffer)
+        buffer.seek(0)
+        return buffer.read()
+
+
+def render_vtt(cues: Sequence[Cue]) -> str:
+    document = webvtt.WebVTT(captions=[webvtt.Caption(_vtt_time(c.start), _vtt_time(c.end), list(c.lines))
+                                       for c in cues])
+    return document.content
+
+
+def cue_record(cue: Cue) -> dict:
+    return {"start": round(cue.start, 3), "end": round(cue.end, 3), "text": cue.text,
+            "lines": list(cue.lines), "languages": list(cue.languages),
+            "confidence": cue.confidence, "band": cue.band}
+
+
+def render_json(cues: Sequence[Cue], metadata: dict | None = None) -> str:
+    document = {**(metadata or {}), "cues": [cue_record(cue) for cue in cues]}
+    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+
+
+def render(cues: Sequence[Cue], fmt: str, metadata: dict | None = None) -> str:
+    if fmt == "srt":
+        return render_srt(cues)
+    if fmt == "vtt":
+        return render_vtt(cues)
+    if fmt == "json":
+        return render_json(cues, metadata)
+    raise SubextractError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+
+
+def check_writable(path: str, force: bool) -> None:
+    """Fail before hours of work, not after: the output must be new (or forced) and its folder writable."""
+    if path == "-":
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise SubextractError(f"{path}: is a directory; give a file name with -o")
+    if target.exists() and not force:
+        raise SubextractError(f"{path}: already exists (use --force to overwrite)")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise SubextractError(f"{path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise SubextractError(f"{path}: folder {folder} is not writable")
+
+
+def write_text(path: str, text: str) -> None:
+    """Write next to the target and rename, so a reader never sees a half-written file."""
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    try:
+        fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temp, target)
+    except OSError as exc:
+        raise SubextractError(f"{path}: cannot write ({exc.strerror})") from None
