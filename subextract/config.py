@@ -35,8 +35,10 @@ class SegmentSettings:
     bright_min: int
     stroke_kernel: int
     contrast_min: int
+    dark_max: int
     min_text_share: float
     change_threshold: float
+    confirm_frames: int
     keep_frames: int
 
 

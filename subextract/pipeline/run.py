@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from subextract.config import Settings, load_settings
 from subextract.errors import SubextractError
 from subextract.stages.align import Cue, align
+from subextract.stages.boundary import refine_boundaries
 from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, Reading, TextLine, create_engine
 from subextract.stages.probe import VideoInfo, probe
@@ -172,13 +173,21 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
                     accept(segment)
             if progress is not None:
                 progress(frame.pts - start, len(segments))
-        end_pts = last_pts + info.frame_duration if report.frames else start
+        step = 1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration
+        end_pts = last_pts + step if report.frames else start
         for segmenter in segmenters:
             for segment in segmenter.finish(end_pts):
                 accept(segment)
     finally:
         worker.close()
 
+    if settings.sample.fps:
+        def decode_range(range_start: float, range_end: float):
+            return decode_frames(replace(request, start=range_start, end=range_end, sample_fps=None))
+
+        refined = refine_boundaries([segment for segment, _ in segments], decode_range, info.frame_duration,
+                                    settings.segment)
+        segments = [(segment, key) for segment, (_, key) in zip(refined, segments)]
     warnings, complete = _decode_warnings(report, info, start, end, last_pts)
     stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
     cues = _cues(segments, worker.results, settings, lang, len(bands))

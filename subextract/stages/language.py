@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+
+import py3langid
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff]")
 _HAN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf\uf900-\ufaff]")
 _LETTERS = re.compile(r"[^\W\d_]")
-
-
-@lru_cache(maxsize=1)
-def _identifier():
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-    return LanguageIdentifier.from_pickled_model(MODEL_FILE, norm_probs=True)
 
 
 def detect_language(text: str) -> str:
@@ -28,7 +22,7 @@ def detect_language(text: str) -> str:
         return "zh"
     if not _LETTERS.search(text):
         return "und"
-    language, _ = _identifier().classify(text)
+    language, _ = py3langid.classify(text)
     return language
 
 

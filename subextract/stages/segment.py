@@ -22,6 +22,7 @@ from PIL import Image
 
 from subextract.config import SegmentSettings
 
+_BESIDE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
 _TOLERANCE = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
 
 
@@ -31,6 +32,8 @@ class Segment:
     start: float  # PTS of the first frame showing this content
     end: float  # PTS of the first frame no longer showing it
     frame_count: int
+    before_start: float | None  # PTS of the last analysed frame before ``start`` (None at the range start)
+    last_shown: float  # PTS of the last analysed frame showing it
     image: np.ndarray  # the OCR picture: per-pixel median of frames kept across the segment
     mask_hash: imagehash.ImageHash
     mask: np.ndarray = field(repr=False)
@@ -45,10 +48,14 @@ def analysis_view(band: np.ndarray, width: int) -> np.ndarray:
 
 def text_mask(grey: np.ndarray, settings: SegmentSettings) -> np.ndarray:
     """Pixels that look like subtitle strokes: bright lines thinner than the stroke kernel that
-    stand well above their surroundings (a white top-hat ignores large bright areas such as sky)."""
+    stand well above their surroundings (a white top-hat ignores large bright areas such as sky)
+    and with a near-black pixel right beside them (the outline, shadow or box that keeps burned-in
+    text legible; bright grass or foliage has none)."""
     kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (settings.stroke_kernel, settings.stroke_kernel))
     above_surroundings = cv2.morphologyEx(grey, cv2.MORPH_TOPHAT, kernel)
-    return (grey >= settings.bright_min) & (above_surroundings >= settings.contrast_min)
+    darkest_beside = cv2.erode(grey, _BESIDE)
+    return ((grey >= settings.bright_min) & (above_surroundings >= settings.contrast_min)
+            & (darkest_beside <= settings.dark_max))
 
 
 def mask_difference(a: np.ndarray, b: np.ndarray) -> float:
@@ -90,35 +97,88 @@ class _FrameKeeper:
         return np.median(np.stack(self.frames), axis=0).astype(np.uint8)
 
 
+def lost_share(core: np.ndarray, mask: np.ndarray) -> float:
+    """Share of the core's strokes with no stroke of ``mask`` within one pixel (1.0 for an empty core)."""
+    core_count = int(np.count_nonzero(core))
+    if core_count == 0:
+        return 1.0
+    missing = np.count_nonzero(core.view(np.uint8) & ~cv2.dilate(mask.view(np.uint8), _TOLERANCE).view(bool))
+    return missing / core_count
+
+
+@dataclass
+class _OpenSegment:
+    start: float
+    before_start: float | None
+    core: np.ndarray  # strokes present in every frame so far (moving background drops out)
+    keeper: _FrameKeeper
+    last_shown: float
+    gain: np.ndarray | None = None  # strokes added since ``gain_start`` and present ever since
+    gain_start: float = 0.0
+    gain_before: float | None = None  # PTS of the frame before gain_start
+    gain_frames: int = 0
+
+
 class Segmenter:
-    """Consumes one band's frames in order; yields a Segment each time displayed text ends."""
+    """Consumes one band's frames in order; yields a Segment each time displayed text ends.
+
+    A segment keeps the *core* of its text mask: the strokes found in every one of its frames.
+    The text has changed when much of the core is lost (the subtitle went or was replaced), or
+    when new strokes persist for ``confirm_frames`` frames (a line was added); strokes that come
+    and go are background. A segment whose core ends up too small to be text is never OCR'd.
+    """
 
     def __init__(self, band_index: int, settings: SegmentSettings) -> None:
         self.band_index = band_index
         self.settings = settings
-        self._start: float | None = None
-        self._last_mask: np.ndarray | None = None
-        self._best_mask: np.ndarray | None = None
-        self._keeper: _FrameKeeper | None = None
+        self._open: _OpenSegment | None = None
+        self._previous_pts: float | None = None
+
+    def _min_pixels(self, mask: np.ndarray) -> float:
+        return self.settings.min_text_share * mask.size
 
     def push(self, pts: float, band: np.ndarray) -> Iterator[Segment]:
         mask = text_mask(analysis_view(band, self.settings.analysis_width), self.settings)
-        has_text = np.count_nonzero(mask) >= self.settings.min_text_share * mask.size
-        if self._last_mask is not None and (
-                not has_text or mask_difference(self._last_mask, mask) > self.settings.change_threshold):
-            yield from self.finish(pts)
+        has_text = np.count_nonzero(mask) >= self._min_pixels(mask)
+        current = self._open
+        start, before_start = pts, self._previous_pts
+        if current is not None:
+            if not has_text or lost_share(current.core, mask) > self.settings.change_threshold:
+                yield from self.finish(pts)
+            elif self._track_gain(current, mask, pts):
+                # The new text appeared at gain_start: the old segment ends and the new one begins there.
+                start, before_start = current.gain_start, current.gain_before
+                current.last_shown = current.gain_before
+                yield from self.finish(start)
         if has_text:
-            if self._keeper is None:
-                self._start, self._keeper, self._best_mask = pts, _FrameKeeper(self.settings.keep_frames), mask
-            self._keeper.offer(band)
-            if np.count_nonzero(mask) > np.count_nonzero(self._best_mask):
-                self._best_mask = mask
-            self._last_mask = mask
+            if self._open is None:
+                self._open = _OpenSegment(start=start, before_start=before_start, core=mask,
+                                          keeper=_FrameKeeper(self.settings.keep_frames), last_shown=pts)
+            else:
+                self._open.core = self._open.core & cv2.dilate(mask.view(np.uint8), _TOLERANCE).view(bool)
+            self._open.keeper.offer(band)
+            self._open.last_shown = pts
+        self._previous_pts = pts
+
+    def _track_gain(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
+        """True once strokes absent from the core have persisted for ``confirm_frames`` frames."""
+        gained = mask & ~cv2.dilate(segment.core.view(np.uint8), _TOLERANCE).view(bool)
+        if segment.gain is not None:
+            segment.gain = segment.gain & cv2.dilate(gained.view(np.uint8), _TOLERANCE).view(bool)
+        enough = max(self._min_pixels(mask), 0.25 * np.count_nonzero(segment.core))
+        if segment.gain is None or np.count_nonzero(segment.gain) < enough:
+            segment.gain, segment.gain_start, segment.gain_frames = gained, pts, 1
+            segment.gain_before = self._previous_pts
+            return False
+        segment.gain_frames += 1
+        return segment.gain_frames >= self.settings.confirm_frames
 
     def finish(self, end_pts: float) -> Iterator[Segment]:
         """Close the open segment (if any) at ``end_pts``, the first frame without its text."""
-        if self._keeper is not None and self._start is not None:
-            yield Segment(band=self.band_index, start=self._start, end=end_pts,
-                          frame_count=self._keeper.seen, image=self._keeper.median(),
-                          mask_hash=mask_hash(self._best_mask), mask=self._best_mask)
-        self._start, self._last_mask, self._best_mask, self._keeper = None, None, None, None
+        segment, self._open = self._open, None
+        if segment is None or np.count_nonzero(segment.core) < self._min_pixels(segment.core):
+            return
+        yield Segment(band=self.band_index, start=segment.start, end=end_pts,
+                      frame_count=segment.keeper.seen, before_start=segment.before_start,
+                      last_shown=segment.last_shown, image=segment.keeper.median(),
+                      mask_hash=mask_hash(segment.core), mask=segment.core)
