@@ -12,6 +12,7 @@ serves as the segment's identity, so a repeated line can reuse an earlier readin
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -106,13 +107,22 @@ def lost_share(core: np.ndarray, mask: np.ndarray) -> float:
     return missing / core_count
 
 
+@dataclass(frozen=True)
+class _Analysed:
+    pts: float
+    band: np.ndarray
+    mask: np.ndarray
+
+
 @dataclass
 class _OpenSegment:
     start: float
     before_start: float | None
-    core: np.ndarray  # strokes present in every frame so far (moving background drops out)
     keeper: _FrameKeeper
-    last_shown: float
+    core: np.ndarray | None = None  # strokes present in every frame so far (moving background drops out)
+    last_shown: float = 0.0
+    # The latest frames, held back from the keeper until no line can have been added in them.
+    recent: deque[_Analysed] = field(default_factory=deque)
     gain: np.ndarray | None = None  # strokes added since ``gain_start`` and present ever since
     gain_start: float = 0.0
     gain_before: float | None = None  # PTS of the frame before gain_start
@@ -124,8 +134,9 @@ class Segmenter:
 
     A segment keeps the *core* of its text mask: the strokes found in every one of its frames.
     The text has changed when much of the core is lost (the subtitle went or was replaced), or
-    when new strokes persist for ``confirm_frames`` frames (a line was added); strokes that come
-    and go are background. A segment whose core ends up too small to be text is never OCR'd.
+    when new strokes persist for ``confirm_frames`` frames (a line was added, or a new subtitle
+    covers the old one's place); strokes that come and go are background. A segment whose core
+    ends up too small to be text is never OCR'd.
     """
 
     def __init__(self, band_index: int, settings: SegmentSettings) -> None:
@@ -141,24 +152,40 @@ class Segmenter:
         mask = text_mask(analysis_view(band, self.settings.analysis_width), self.settings)
         has_text = np.count_nonzero(mask) >= self._min_pixels(mask)
         current = self._open
-        start, before_start = pts, self._previous_pts
         if current is not None:
             if not has_text or lost_share(current.core, mask) > self.settings.change_threshold:
                 yield from self.finish(pts)
             elif self._track_gain(current, mask, pts):
-                # The new text appeared at gain_start: the old segment ends and the new one begins there.
-                start, before_start = current.gain_start, current.gain_before
-                current.last_shown = current.gain_before
-                yield from self.finish(start)
+                yield from self._split_at_gain(current)
         if has_text:
             if self._open is None:
-                self._open = _OpenSegment(start=start, before_start=before_start, core=mask,
-                                          keeper=_FrameKeeper(self.settings.keep_frames), last_shown=pts)
-            else:
-                self._open.core = self._open.core & cv2.dilate(mask.view(np.uint8), _TOLERANCE).view(bool)
-            self._open.keeper.offer(band)
-            self._open.last_shown = pts
+                self._open = self._new_segment(pts, self._previous_pts)
+            self._add(self._open, _Analysed(pts, band, mask))
         self._previous_pts = pts
+
+    def _new_segment(self, start: float, before_start: float | None) -> _OpenSegment:
+        return _OpenSegment(start=start, before_start=before_start, keeper=_FrameKeeper(self.settings.keep_frames))
+
+    def _add(self, segment: _OpenSegment, frame: _Analysed) -> None:
+        if segment.core is None:
+            segment.core = frame.mask
+        else:
+            segment.core = segment.core & cv2.dilate(frame.mask.view(np.uint8), _TOLERANCE).view(bool)
+        segment.last_shown = frame.pts
+        segment.recent.append(frame)
+        while len(segment.recent) > self.settings.confirm_frames:
+            segment.keeper.offer(segment.recent.popleft().band)
+
+    def _split_at_gain(self, segment: _OpenSegment) -> Iterator[Segment]:
+        """The new text appeared at gain_start: close the old segment there, start the new one there."""
+        carried = [frame for frame in segment.recent if frame.pts >= segment.gain_start]
+        segment.recent = deque(frame for frame in segment.recent if frame.pts < segment.gain_start)
+        segment.last_shown = segment.gain_before if segment.gain_before is not None else segment.start
+        successor = self._new_segment(segment.gain_start, segment.gain_before)
+        yield from self.finish(segment.gain_start)
+        for frame in carried:
+            self._add(successor, frame)
+        self._open = successor
 
     def _track_gain(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
         """True once strokes absent from the core have persisted for ``confirm_frames`` frames."""
@@ -176,7 +203,11 @@ class Segmenter:
     def finish(self, end_pts: float) -> Iterator[Segment]:
         """Close the open segment (if any) at ``end_pts``, the first frame without its text."""
         segment, self._open = self._open, None
-        if segment is None or np.count_nonzero(segment.core) < self._min_pixels(segment.core):
+        if segment is None or segment.core is None:
+            return
+        for frame in segment.recent:
+            segment.keeper.offer(frame.band)
+        if not segment.keeper.frames or np.count_nonzero(segment.core) < self._min_pixels(segment.core):
             return
         yield Segment(band=self.band_index, start=segment.start, end=end_pts,
                       frame_count=segment.keeper.seen, before_start=segment.before_start,
