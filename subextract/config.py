@@ -20,6 +20,7 @@ class RegionSettings:
     static_share: float
     centre_tolerance: float
     line_padding: float
+    extra_lines: float
     fallback_share: float
     max_width: int
 

@@ -17,6 +17,8 @@ from subextract.errors import SubextractError
 from subextract.stages.probe import VideoInfo
 from subextract.stages.sample import Band, DecodeRequest, decode_frames
 
+_MAX_LINE_HEIGHT = 0.15  # share of the frame height: taller "lines" are not subtitle text
+_EDGE_ZONE = 0.35  # a zone seen in one frame only is trusted when this close to the top or bottom
 _BOX = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$")
 
 
@@ -85,10 +87,15 @@ def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end:
 
 
 def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float) -> list[TextBox]:
+    """Line boxes in each frame; shapes no text line has (tall blobs the detector sometimes
+    returns on cartoons or textures) are dropped."""
     boxes = []
     for index, frame in enumerate(frames):
+        frame_height = frame.shape[0] / scale
         for x0, y0, x1, y1 in detector(frame):
-            boxes.append(TextBox(index, x0 / scale, y0 / scale, x1 / scale, y1 / scale))
+            box = TextBox(index, x0 / scale, y0 / scale, x1 / scale, y1 / scale)
+            if box.height <= _MAX_LINE_HEIGHT * frame_height and box.x1 - box.x0 >= 0.8 * box.height:
+                boxes.append(box)
     return boxes
 
 
@@ -113,7 +120,7 @@ def subtitle_rows(boxes: Sequence[TextBox], info: VideoInfo, settings: RegionSet
             zone.append(box)
         else:
             zones.append([box])
-    supported = [z for z in zones if len({b.frame for b in z}) >= 2 or len(zones) == 1]
+    supported = [z for z in zones if len({b.frame for b in z}) >= 2 or _near_edge(z, info)]
     supported.sort(key=lambda z: -len({b.frame for b in z}))
     if not supported:
         return []
@@ -122,13 +129,20 @@ def subtitle_rows(boxes: Sequence[TextBox], info: VideoInfo, settings: RegionSet
             for z in supported if len({b.frame for b in z}) >= 0.3 * best][:2]
 
 
+def _near_edge(zone: Sequence[TextBox], info: VideoInfo) -> bool:
+    centre = float(np.mean([b.centre_y for b in zone]))
+    return centre <= _EDGE_ZONE * info.height or centre >= (1 - _EDGE_ZONE) * info.height
+
+
 def bands_from_rows(rows, info: VideoInfo, settings: RegionSettings) -> list[Band]:
     bands = []
     for top, bottom, line_height in rows:
         pad = settings.line_padding * line_height
-        y0 = max(0, int(top - pad)) // 2 * 2
-        y1 = min(info.height, int(bottom + pad + 1))
         label = "bottom" if (top + bottom) / 2 > info.height / 2 else "top"
+        # Cues with more lines than the pre-scan saw grow away from the frame edge they sit on.
+        growth = settings.extra_lines * line_height
+        y0 = max(0, int(top - pad - (growth if label == "bottom" else 0))) // 2 * 2
+        y1 = min(info.height, int(bottom + pad + (growth if label == "top" else 0) + 1))
         bands.append(Band(0, y0, info.width // 2 * 2, max(16, (y1 - y0) // 2 * 2), label))
     return sorted(bands, key=lambda b: b.y)
 

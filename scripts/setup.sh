@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Make .venv ready to run subextract and its tests: a virtualenv with the package (editable) and
+# pytest. FFmpeg: the system's when present, otherwise the static binary of the imageio-ffmpeg
+# wheel (a dependency), so a fresh machine needs nothing but Python 3.10+ and pip.
+# Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+stamp=.venv/.subextract-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+  echo "$want" > "$stamp"
+fi
+.venv/bin/python -c "from subextract.stages.probe import ffmpeg_exe; print('subextract: ffmpeg at', ffmpeg_exe())"
