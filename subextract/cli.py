@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import os
 import sys
@@ -127,12 +128,16 @@ def run_extract(args: argparse.Namespace) -> int:
         result = extract(args.video, settings, lang=args.lang, start=args.start, end=args.end, progress=progress)
     finally:
         bar.close()
-    metadata = {"video": args.video, "duration": info.duration, "language": args.lang}
+    s = result.stats
+    metadata = {"video": args.video, "duration": info.duration, "language": args.lang,
+                "bands": [dataclasses.asdict(band) for band in result.bands],
+                "stats": {"ocr_calls": s.ocr_calls, "segments": s.segments, "frames": s.frames,
+                          "wall_seconds": round(s.wall_seconds, 3), "realtime_factor": round(s.realtime_factor, 2)},
+                "complete": result.complete, "warnings": result.warnings}
     write_text(output, render(result.cues, args.format, metadata))
     for warning in result.warnings:
         print(f"subextract: warning: {warning}", file=sys.stderr)
     if not args.quiet:
-        s = result.stats
         where = "stdout" if output == "-" else output
         print(f"subextract: {len(result.cues)} cues → {where} | {s.ocr_calls} OCR calls, {s.segments} segments, "
               f"{s.frames} frames | {s.wall_seconds:.1f} s wall, {s.realtime_factor:.1f}x real time", file=sys.stderr)

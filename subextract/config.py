@@ -97,6 +97,7 @@ def _read_yaml(source: str | Path) -> dict[str, Any]:
 def _merge(base: dict[str, Any], override: dict[str, Any], origin: str) -> dict[str, Any]:
     merged = {name: dict(values) for name, values in base.items()}
     for section, values in override.items():
+        values = {} if values is None else values  # a section whose keys are all commented out
         if section not in merged or not isinstance(values, dict):
             raise SubextractError(f"config {origin}: unknown section {section!r}")
         for key, value in values.items():

@@ -117,7 +117,7 @@ def _tag_languages(reading: Reading) -> Reading:
 
 
 def _keep_language(reading: Reading, lang: str) -> Reading:
-    return Reading(lines=tuple(line for line in reading.lines if matches_language(line.language, lang)))
+    return Reading(lines=tuple(line for line in reading.lines if matches_language(line.text, line.language, lang)))
 
 
 def _band_blackouts(static: list[TextBox], bands: list[Band]) -> list[tuple[int, int, int, int]]:
@@ -155,6 +155,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     segments: list[tuple[Segment, int]] = []
 
     def accept(segment: Segment) -> None:
+        if not segment.settled and segment.end - segment.start < settings.align.min_duration:
+            return  # a glimpse of stroke-like background, or flicker too short to become a cue
         key = cache.lookup(segment)
         if key is None:
             key = len(segments)

@@ -43,6 +43,12 @@ class _Group:
         self.readings.setdefault(key, reading)
         self.end = max(self.end, segment.end)
 
+    def absorb(self, other: "_Group") -> None:
+        for key, weight in other.votes.items():
+            self.votes[key] += weight
+            self.readings.setdefault(key, other.readings[key])
+        self.end = max(self.end, other.end)
+
     @property
     def winner(self) -> Reading:
         return self.readings[max(self.votes, key=self.votes.get)]
@@ -52,25 +58,44 @@ def _comparable(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
+def _similar(a: _Group, b: _Group, settings: AlignSettings) -> bool:
+    return fuzz.ratio(_comparable(a.winner.text), _comparable(b.winner.text)) >= settings.merge_similarity
+
+
+def _merge(groups: list[_Group], settings: AlignSettings, bridges: list[tuple[float, float]]) -> list[_Group]:
+    """Merge neighbours with similar texts whose gap is small or only held flicker (``bridges``)."""
+    merged: list[_Group] = []
+    for group in groups:
+        last = merged[-1] if merged else None
+        gap = group.start - last.end if last is not None else None
+        bridged = last is not None and any(s <= last.end + settings.merge_gap and e >= group.start - settings.merge_gap
+                                           for s, e in bridges)
+        if last is not None and (gap <= settings.merge_gap or bridged) and _similar(last, group, settings):
+            last.absorb(group)
+        else:
+            merged.append(group)
+    return merged
+
+
 def align(pairs: Sequence[tuple[Segment, Reading]], settings: AlignSettings) -> list[Cue]:
-    """``pairs`` are one band's segments in time order with their readings."""
-    groups: list[_Group] = []
+    """``pairs`` are one band's segments in time order with their readings.
+
+    Merging runs before and after flicker is dropped, so a one-segment misread between two
+    readings of one subtitle neither splits the cue nor survives as a cue of its own.
+    """
+    singles = []
     for segment, reading in pairs:
-        if not reading.lines:
-            continue
-        text = _comparable(reading.text)
-        last = groups[-1] if groups else None
-        if (last is not None and segment.start - last.end <= settings.merge_gap
-                and fuzz.ratio(_comparable(last.winner.text), text) >= settings.merge_similarity):
-            last.add(segment, reading)
-            continue
-        group = _Group(start=segment.start, end=segment.end, band=segment.band)
-        group.add(segment, reading)
-        groups.append(group)
+        if reading.lines:
+            group = _Group(start=segment.start, end=segment.end, band=segment.band)
+            group.add(segment, reading)
+            singles.append(group)
+    groups = _merge(singles, settings, bridges=[])
+    # 1 µs of slack: durations come from float PTS (1.2 - 1.0 == 0.19999999999999996).
+    is_flicker = [g.end - g.start < settings.min_duration - 1e-6 for g in groups]
+    flicker = [(g.start, g.end) for g, short in zip(groups, is_flicker) if short]
+    groups = _merge([g for g, short in zip(groups, is_flicker) if not short], settings, bridges=flicker)
     cues = []
     for group in groups:
-        if group.end - group.start < settings.min_duration:
-            continue
         reading = group.winner
         cues.append(Cue(start=group.start, end=group.end, lines=tuple(line.text for line in reading.lines),
                         languages=tuple(line.language for line in reading.lines),

@@ -15,6 +15,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import ffmpeg
 import numpy as np
@@ -64,7 +65,10 @@ class DecodeReport:
     errors: list[str] | None = None
 
 
-_PTS_TIME = re.compile(r"Parsed_showinfo.*? pts_time:\s*(-?[\d.]+)")
+# The integer PTS and the time base, not the printed pts_time: FFmpeg before 7 prints that with
+# six significant digits (1234.567 s → 1234.57) and small values in exponent notation.
+_TIME_BASE = re.compile(r"Parsed_showinfo.*? config in time_base: (\d+)/(\d+)")
+_PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)")
 _ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing")
 
 
@@ -117,11 +121,13 @@ def build_command(request: DecodeRequest) -> list[str]:
 
 
 def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque) -> None:
+    time_base = Fraction(1, 1)
     for raw in stream:
         line = raw.decode("utf-8", "replace")
-        match = _PTS_TIME.search(line)
-        if match:
-            pts_queue.put(float(match.group(1)))
+        if (match := _PTS.search(line)) is not None:
+            pts_queue.put(float(int(match.group(1)) * time_base))
+        elif (match := _TIME_BASE.search(line)) is not None and int(match.group(2)):
+            time_base = Fraction(int(match.group(1)), int(match.group(2)))
         elif any(word in line.lower() for word in _ERROR_WORDS):
             errors.append(line.strip())
     pts_queue.put(None)

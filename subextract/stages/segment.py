@@ -33,6 +33,7 @@ class Segment:
     start: float  # PTS of the first frame showing this content
     end: float  # PTS of the first frame no longer showing it
     frame_count: int
+    settled: bool  # seen for at least confirm_frames frames: its core is text, not passing background
     before_start: float | None  # PTS of the last analysed frame before ``start`` (None at the range start)
     last_shown: float  # PTS of the last analysed frame showing it
     image: np.ndarray  # the OCR picture: per-pixel median of frames kept across the segment
@@ -121,6 +122,7 @@ class _OpenSegment:
     keeper: _FrameKeeper
     core: np.ndarray | None = None  # strokes present in every frame so far (moving background drops out)
     last_shown: float = 0.0
+    frames: int = 0
     # The latest frames, held back from the keeper until no line can have been added in them.
     recent: deque[_Analysed] = field(default_factory=deque)
     gain: np.ndarray | None = None  # strokes added since ``gain_start`` and present ever since
@@ -153,7 +155,10 @@ class Segmenter:
         has_text = np.count_nonzero(mask) >= self._min_pixels(mask)
         current = self._open
         if current is not None:
-            if not has_text or lost_share(current.core, mask) > self.settings.change_threshold:
+            # The first frames' masks still hold background strokes that are about to move away:
+            # losing them says nothing until the core has settled.
+            settled = current.frames >= self.settings.confirm_frames
+            if not has_text or (settled and lost_share(current.core, mask) > self.settings.change_threshold):
                 yield from self.finish(pts)
             elif self._track_gain(current, mask, pts):
                 yield from self._split_at_gain(current)
@@ -172,6 +177,7 @@ class Segmenter:
         else:
             segment.core = segment.core & cv2.dilate(frame.mask.view(np.uint8), _TOLERANCE).view(bool)
         segment.last_shown = frame.pts
+        segment.frames += 1
         segment.recent.append(frame)
         while len(segment.recent) > self.settings.confirm_frames:
             segment.keeper.offer(segment.recent.popleft().band)
@@ -210,6 +216,7 @@ class Segmenter:
         if not segment.keeper.frames or np.count_nonzero(segment.core) < self._min_pixels(segment.core):
             return
         yield Segment(band=self.band_index, start=segment.start, end=end_pts,
-                      frame_count=segment.keeper.seen, before_start=segment.before_start,
+                      frame_count=segment.keeper.seen, settled=segment.frames >= self.settings.confirm_frames,
+                      before_start=segment.before_start,
                       last_shown=segment.last_shown, image=segment.keeper.median(),
                       mask_hash=mask_hash(segment.core), mask=segment.core)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import sys
@@ -40,8 +41,10 @@ def render_srt(cues: Sequence[Cue]) -> str:
 
 
 def render_vtt(cues: Sequence[Cue]) -> str:
-    document = webvtt.WebVTT(captions=[webvtt.Caption(_vtt_time(c.start), _vtt_time(c.end), list(c.lines))
-                                       for c in cues])
+    # Cue text is markup in WebVTT: "<" or "&" in a subtitle would open a tag or an entity.
+    document = webvtt.WebVTT(captions=[
+        webvtt.Caption(_vtt_time(c.start), _vtt_time(c.end), [html.escape(line, quote=False) for line in c.lines])
+        for c in cues])
     return document.content
 
 
@@ -73,6 +76,8 @@ def check_writable(path: str, force: bool) -> None:
     target = Path(path)
     if target.is_dir():
         raise SubextractError(f"{path}: is a directory; give a file name with -o")
+    if _is_special(target):
+        return
     if target.exists() and not force:
         raise SubextractError(f"{path}: already exists (use --force to overwrite)")
     folder = target.parent if str(target.parent) else Path(".")
@@ -82,6 +87,11 @@ def check_writable(path: str, force: bool) -> None:
         raise SubextractError(f"{path}: folder {folder} is not writable")
 
 
+def _is_special(target: Path) -> bool:
+    """A device, FIFO or socket (``/dev/stdout``, a named pipe): written to, never replaced."""
+    return target.exists() and not target.is_file()
+
+
 def write_text(path: str, text: str) -> None:
     """Write next to the target and rename, so a reader never sees a half-written file."""
     if path == "-":
@@ -89,10 +99,24 @@ def write_text(path: str, text: str) -> None:
         sys.stdout.flush()
         return
     target = Path(path)
+    if _is_special(target):
+        try:
+            with open(target, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise SubextractError(f"{path}: cannot write ({exc.strerror})") from None
+        return
+    temp = None
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+        # mkstemp makes the file private (0600); a subtitle file gets the usual umask-based mode.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(temp, target)
     except OSError as exc:
+        if temp is not None and os.path.exists(temp):
+            os.unlink(temp)
         raise SubextractError(f"{path}: cannot write ({exc.strerror})") from None

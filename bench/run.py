@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Benchmark: accuracy, timing and speed of ``subextract`` against ground truth and the decode floor.
+
+For every video with a ground-truth SRT it runs the real CLI in a fresh process (wall time and
+peak RSS of that process tree), times FFmpeg decoding the same video with the same crop to a null
+sink (the floor no pipeline can beat) in the same run, and scores the cues.
+
+    python bench/run.py                      # samples + generated set + popeye
+    python bench/run.py --set samples        # just the bundled samples (fast)
+
+Writes bench/out/results.json and bench/out/results.md (the README's table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from subextract.scoring import TimedText, load_cues, score  # noqa: E402
+from subextract.stages.probe import ffmpeg_exe, probe  # noqa: E402
+
+POPEYE = ROOT.parent / "shared" / "eval" / "popeye"
+
+
+@dataclass(frozen=True)
+class Case:
+    set_name: str
+    video: Path
+    reference: Path
+
+
+def sample_cases() -> list[Case]:
+    folder = ROOT / "sample_videos"
+    return [Case("samples", v, v.with_suffix(".srt")) for v in sorted(folder.glob("*.mp4"))
+            if v.with_suffix(".srt").exists()]
+
+
+def generated_cases(folder: Path, generate: bool) -> list[Case]:
+    if generate and not any(folder.glob("*.srt")):
+        subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", "bench",
+                        "--out", str(folder)], check=True)
+    return [Case("generated", v, v.with_suffix(".srt")) for v in sorted(folder.glob("*.mp4"))
+            if v.with_suffix(".srt").exists()]
+
+
+def popeye_cases(folder: Path) -> list[Case]:
+    if not POPEYE.is_dir():
+        print(f"bench: {POPEYE} not found, popeye set skipped", file=sys.stderr)
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as bin_dir:
+        # burn.sh calls plain `ffmpeg`: give it the one subextract uses.
+        os.symlink(ffmpeg_exe(), Path(bin_dir) / "ffmpeg")
+        env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+        subprocess.run(["sh", str(POPEYE / "burn.sh"), str(folder)], check=True, env=env)
+    cases = []
+    for video in sorted(folder.glob("hard_*.mp4")):
+        reference = POPEYE / f"gt_{video.stem.removeprefix('hard_')}.srt"
+        if reference.exists():
+            cases.append(Case("popeye", video, reference))
+    return cases
+
+
+def run_measured(command: list[str]) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS in MiB of the process and its waited-for children, exit code)."""
+    began = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - began
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        print(process.stderr.read().decode(errors="replace"), file=sys.stderr)
+    return wall, usage.ru_maxrss // 1024, process.returncode
+
+
+def decode_floor(video: Path, bands: list[dict]) -> float:
+    """Seconds FFmpeg takes to decode the video and crop the same bands, writing nothing."""
+    x0 = min(b["x"] for b in bands)
+    y0 = min(b["y"] for b in bands)
+    x1 = max(b["x"] + b["width"] for b in bands)
+    y1 = max(b["y"] + b["height"] for b in bands)
+    began = time.perf_counter()
+    subprocess.run([ffmpeg_exe(), "-nostdin", "-v", "error", "-i", str(video), "-vf",
+                    f"crop={x1 - x0}:{y1 - y0}:{x0}:{y0},format=gray", "-f", "null", "-"], check=True)
+    return time.perf_counter() - began
+
+
+def cues_from_json(document: dict) -> list[TimedText]:
+    return [TimedText(c["start"], c["end"], c["text"]) for c in document["cues"]]
+
+
+def measure(case: Case, config: str | None, workdir: Path) -> dict:
+    info = probe(str(case.video))
+    out = workdir / f"{case.set_name}-{case.video.stem}.json"
+    command = [sys.executable, "-m", "subextract.cli", str(case.video), "--format", "json", "-o", str(out),
+               "--force", "--quiet"] + (["--config", config] if config else [])
+    wall, rss_mib, code = run_measured(command)
+    if code != 0:
+        return {"set": case.set_name, "video": case.video.stem, "error": f"exit code {code}"}
+    document = json.loads(out.read_text())
+    floor = decode_floor(case.video, document["bands"])
+    reference = load_cues(case.reference)
+    result = score(reference, cues_from_json(document), frame_duration=info.frame_duration)
+    return {
+        "set": case.set_name, "video": case.video.stem, "duration_s": round(info.duration, 2),
+        "size": f"{info.width}x{info.height}", "fps": info.fps, **result.to_dict(),
+        "wall_s": round(wall, 2), "realtime_factor": round(info.duration / wall, 2),
+        "decode_floor_s": round(floor, 2), "wall_over_floor": round(wall / floor, 2),
+        "ocr_calls": document["stats"]["ocr_calls"],
+        "ocr_calls_per_cue": round(document["stats"]["ocr_calls"] / max(1, len(reference)), 2),
+        "peak_rss_mib": rss_mib,
+    }
+
+
+def _fmt(value, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+COLUMNS = [("set", "set", None), ("video", "video", None), ("size", "size", None),
+           ("duration_s", "dur s", 1), ("cer", "CER", 4), ("e2e_f1", "e2e F1", 3), ("exact_share", "exact", 3),
+           ("start_error_ms_median", "start ms med", 0), ("start_error_ms_p90", "p90", 0),
+           ("end_error_ms_median", "end ms med", 0), ("end_error_ms_p90", "p90", 0),
+           ("wall_s", "wall s", 2), ("realtime_factor", "x real time", 1), ("decode_floor_s", "floor s", 2),
+           ("wall_over_floor", "wall/floor", 2), ("ocr_calls_per_cue", "OCR/cue", 2),
+           ("peak_rss_mib", "RSS MiB", None)]
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| " + " | ".join(title for _, title, _ in COLUMNS) + " |",
+             "|" + "|".join("---" for _ in COLUMNS) + "|"]
+    for row in rows:
+        if "error" in row:
+            lines.append(f"| {row['set']} | {row['video']} | error: {row['error']} |")
+            continue
+        lines.append("| " + " | ".join(_fmt(row.get(key), digits if digits is not None else 0)
+                                       if digits is not None else str(row.get(key, "–"))
+                                       for key, _, digits in COLUMNS) + " |")
+    ok = [r for r in rows if "error" not in r]
+    if ok:
+        lines.append("")
+        lines.append(f"Mean over {len(ok)} videos: CER {statistics.mean(r['cer'] for r in ok):.4f}, "
+                     f"e2e F1 {statistics.mean(r['e2e_f1'] for r in ok):.3f}, "
+                     f"wall/floor {statistics.mean(r['wall_over_floor'] for r in ok):.2f}, "
+                     f"OCR calls per cue {statistics.mean(r['ocr_calls_per_cue'] for r in ok):.2f}.")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", choices=("samples", "generated", "popeye", "all"), default="all")
+    parser.add_argument("--videos", type=Path, default=ROOT / "bench" / "videos",
+                        help="where generated and burned videos are kept (git-ignored)")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--config", help="preset or YAML file passed to subextract")
+    parser.add_argument("--no-generate", action="store_true", help="use only videos already generated")
+    args = parser.parse_args()
+    cases: list[Case] = []
+    if args.set in ("samples", "all"):
+        cases += sample_cases()
+    if args.set in ("generated", "all"):
+        cases += generated_cases(args.videos, not args.no_generate)
+    if args.set in ("popeye", "all"):
+        cases += popeye_cases(args.videos / "popeye")
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as workdir:
+        for case in cases:
+            print(f"bench: {case.set_name}/{case.video.stem}", file=sys.stderr, flush=True)
+            rows.append(measure(case, args.config, Path(workdir)))
+    (args.out / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
+    table = markdown(rows)
+    (args.out / "results.md").write_text(table)
+    print(table)
+    return 0 if all("error" not in r for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""Settings: presets, user YAML files, command-line overrides, and clear errors for mistakes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from subextract.config import Settings, load_settings, preset_names
+from subextract.errors import SubextractError
+
+
+def test_presets_are_listed():
+    assert {"default", "fast", "accurate"} <= set(preset_names())
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_every_preset_loads_completely(name):
+    settings = load_settings(name)
+    assert isinstance(settings, Settings)
+    for section in dataclasses.fields(settings):
+        values = dataclasses.asdict(getattr(settings, section.name))
+        # every setting has a value of a plain YAML type (sample.fps may be null: every frame)
+        assert all(v is not None or (section.name, k) == ("sample", "fps") for k, v in values.items())
+
+
+def test_presets_override_the_default():
+    default, fast, accurate = load_settings(), load_settings("fast"), load_settings("accurate")
+    assert default.sample.fps is None
+    assert fast.sample.fps == 5
+    assert accurate.ocr.det_side > default.ocr.det_side
+    # what a preset does not mention comes from default.yaml
+    assert fast.align == default.align
+
+
+def test_unknown_preset():
+    with pytest.raises(SubextractError, match=r"config turbo: not found \(presets: .*fast"):
+        load_settings("turbo")
+
+
+def test_user_yaml_file(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("ocr:\n  min_confidence: 0.7\nalign:\n  min_duration: 0.5\n")
+    settings = load_settings(str(path))
+    assert settings.ocr.min_confidence == 0.7 and settings.align.min_duration == 0.5
+    assert settings.ocr.det_side == load_settings().ocr.det_side
+
+
+def test_user_yml_file_in_current_folder(tmp_path, monkeypatch):
+    (tmp_path / "mine.yml").write_text("sample:\n  fps: 2\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_settings("mine.yml").sample.fps == 2
+
+
+def test_missing_user_file(tmp_path):
+    with pytest.raises(SubextractError, match="not found"):
+        load_settings(str(tmp_path / "nope.yaml"))
+
+
+def test_user_file_that_is_a_directory(tmp_path):
+    folder = tmp_path / "conf.yaml"
+    folder.mkdir()
+    with pytest.raises(SubextractError, match=r"^config .*conf\.yaml: "):
+        load_settings(str(folder))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("colour:\n  red: 1\n", r"unknown section 'colour'"),
+    ("ocr:\n  det_sidee: 960\n", r"unknown setting ocr\.det_sidee"),
+    ("ocr: 5\n", r"section 'ocr'"),
+    ("- a\n- b\n", r"expected a mapping of sections"),
+    ("ocr: [unclosed\n", r"invalid YAML"),
+])
+def test_bad_user_files(tmp_path, text, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(SubextractError, match=message) as caught:
+        load_settings(str(path))
+    assert "\n" not in str(caught.value)
+
+
+def test_empty_user_file_is_the_default(tmp_path):
+    path = tmp_path / "empty.yaml"
+    path.write_text("# nothing yet\n")
+    assert load_settings(str(path)) == load_settings()
+
+
+def test_section_with_everything_commented_out(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("ocr:\n  # det_side: 960\nalign:\n  min_duration: 0.3\n")
+    assert load_settings(str(path)).align.min_duration == 0.3
+
+
+def test_overrides_win_and_none_is_ignored():
+    settings = load_settings("fast", {"region": {"mode": "bottom"}, "sample": {"fps": None}})
+    assert settings.region.mode == "bottom"
+    assert settings.sample.fps == 5  # None means "not given on the command line"
+    assert load_settings(None, {"region": {"mode": None}, "sample": {"fps": None}}) == load_settings()
+
+
+def test_override_of_unknown_key_is_rejected():
+    with pytest.raises(SubextractError, match=r"config command line: unknown setting sample\.rate"):
+        load_settings(None, {"sample": {"rate": 3}})
