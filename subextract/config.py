@@ -40,6 +40,7 @@ class SegmentSettings:
     min_text_share: float
     change_threshold: float
     confirm_frames: int
+    min_line_density: float
     keep_frames: int
 
 
@@ -50,6 +51,24 @@ class OcrSettings:
     threads: int
     min_confidence: float
     min_line_height: float
+    # Vision-language engines (vllm, openai): see default.yaml and docs/gpu.md.
+    model: str
+    server: str
+    prompt: str
+    prompt_template: str
+    tagged_lines: bool
+    max_side: int
+    max_pixels: int
+    stack: int
+    temperature: float
+    max_tokens: int
+    repetition_penalty: float
+    tail_repeats: int
+    sampling_extra: dict[str, Any]
+    concurrency: int
+    timeout: float
+    retries: int
+    engine_options: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -103,6 +122,8 @@ def _merge(base: dict[str, Any], override: dict[str, Any], origin: str) -> dict[
         for key, value in values.items():
             if key not in merged[section]:
                 raise SubextractError(f"config {origin}: unknown setting {section}.{key}")
+            if isinstance(value, dict) and isinstance(merged[section][key], dict):
+                value = {**merged[section][key], **value}  # e.g. ocr.engine_options: change one, keep the rest
             merged[section][key] = value
     return merged
 

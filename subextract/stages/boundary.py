@@ -15,7 +15,7 @@ import numpy as np
 
 from subextract.config import SegmentSettings
 from subextract.stages.sample import Frame
-from subextract.stages.segment import Segment, analysis_view, lost_share, text_mask
+from subextract.stages.segment import Segment, adds_line, analysis_view, lost_share, text_mask
 
 DecodeRange = Callable[[float, float], Iterable[Frame]]  # (start, end) → frames in [start, end)
 
@@ -47,8 +47,12 @@ def _merged_ranges(intervals: Sequence[_Interval], join_gap: float) -> list[tupl
 
 
 def _shows(mask: np.ndarray, segment: Segment, settings: SegmentSettings) -> bool:
-    has_text = np.count_nonzero(mask) >= settings.min_text_share * mask.size
-    return has_text and lost_share(segment.mask, mask) <= settings.change_threshold
+    """The frame holds the segment's strokes and no line more (a new subtitle drawn over the old
+    one's place can cover its strokes, so losing none of them is not enough)."""
+    min_pixels = settings.min_text_share * mask.size
+    if np.count_nonzero(mask) < min_pixels or lost_share(segment.mask, mask) > settings.change_threshold:
+        return False
+    return adds_line(segment.mask, mask, settings) is None
 
 
 def refine_boundaries(segments: Sequence[Segment], decode_range: DecodeRange, frame_duration: float,

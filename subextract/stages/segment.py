@@ -33,7 +33,7 @@ class Segment:
     start: float  # PTS of the first frame showing this content
     end: float  # PTS of the first frame no longer showing it
     frame_count: int
-    settled: bool  # seen for at least confirm_frames frames: its core is text, not passing background
+    settled: bool  # seen for at least confirm_frames frames: its strokes are text, not passing background
     before_start: float | None  # PTS of the last analysed frame before ``start`` (None at the range start)
     last_shown: float  # PTS of the last analysed frame showing it
     image: np.ndarray  # the OCR picture: per-pixel median of frames kept across the segment
@@ -100,12 +100,37 @@ class _FrameKeeper:
 
 
 def lost_share(core: np.ndarray, mask: np.ndarray) -> float:
-    """Share of the core's strokes with no stroke of ``mask`` within one pixel (1.0 for an empty core)."""
+    """Share of the reference strokes (``core``) with no stroke of ``mask`` within one pixel
+    (1.0 for an empty reference)."""
     core_count = int(np.count_nonzero(core))
     if core_count == 0:
         return 1.0
     missing = np.count_nonzero(core.view(np.uint8) & ~cv2.dilate(mask.view(np.uint8), _TOLERANCE).view(bool))
     return missing / core_count
+
+
+def added_strokes(core: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Strokes of ``mask`` with no reference stroke (``core``) within one pixel."""
+    return mask & ~cv2.dilate(core.view(np.uint8), _TOLERANCE).view(bool)
+
+
+def _is_line_like(strokes: np.ndarray, min_pixels: float, min_density: float) -> bool:
+    """Enough strokes, packed densely in their box, as the glyphs of a text line are (stroke-like
+    background, such as the bars of a fence after a cut, spreads thinly over the whole band)."""
+    count = np.count_nonzero(strokes)
+    if count < min_pixels:
+        return False
+    ys, xs = np.nonzero(strokes)
+    y0, y1 = np.percentile(ys, (5, 95))
+    x0, x1 = np.percentile(xs, (5, 95))
+    return 0.9 * count / ((y1 - y0 + 1) * (x1 - x0 + 1)) >= min_density
+
+
+def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
+    """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None."""
+    added = added_strokes(core, mask)
+    needed = max(settings.min_text_share * mask.size, 0.25 * np.count_nonzero(core))
+    return added if _is_line_like(added, needed, settings.min_line_density) else None
 
 
 @dataclass(frozen=True)
@@ -120,22 +145,27 @@ class _OpenSegment:
     start: float
     before_start: float | None
     keeper: _FrameKeeper
-    core: np.ndarray | None = None  # strokes present in every frame so far (moving background drops out)
+    votes: np.ndarray | None = None  # per pixel, how many of the segment's frames had a stroke there
     last_shown: float = 0.0
-    frames: int = 0
+    frames: int = 0  # frames that voted
     # The latest frames, held back from the keeper until no line can have been added in them.
     recent: deque[_Analysed] = field(default_factory=deque)
-    gain: np.ndarray | None = None  # strokes added since ``gain_start`` and present ever since
+    gain: np.ndarray | None = None  # a line's worth of strokes added since ``gain_start``, present ever since
     gain_start: float = 0.0
     gain_before: float | None = None  # PTS of the frame before gain_start
     gain_frames: int = 0
+
+    @property
+    def core(self) -> np.ndarray:
+        return self.votes * 2 >= self.frames
 
 
 class Segmenter:
     """Consumes one band's frames in order; yields a Segment each time displayed text ends.
 
-    A segment keeps the *core* of its text mask: the strokes found in every one of its frames.
-    The text has changed when much of the core is lost (the subtitle went or was replaced), or
+    A segment keeps its *core*: the strokes found in at least half of its frames, which keeps the
+    text and drops moving background. The text has changed when much of the core is lost (the
+    subtitle went or was replaced), or
     when new strokes persist for ``confirm_frames`` frames (a line was added, or a new subtitle
     covers the old one's place); strokes that come and go are background. A segment whose core
     ends up too small to be text is never OCR'd.
@@ -159,7 +189,13 @@ class Segmenter:
             # losing them says nothing until the core has settled.
             settled = current.frames >= self.settings.confirm_frames
             if not has_text or (settled and lost_share(current.core, mask) > self.settings.change_threshold):
-                yield from self.finish(pts)
+                if current.gain is None:
+                    yield from self.finish(pts)
+                else:
+                    # Lines added a few frames ago were the new text's first frames: it began there.
+                    yield from self._split_at_gain(current)
+                    if not has_text:
+                        yield from self.finish(pts)
             elif self._track_gain(current, mask, pts):
                 yield from self._split_at_gain(current)
         if has_text:
@@ -172,12 +208,14 @@ class Segmenter:
         return _OpenSegment(start=start, before_start=before_start, keeper=_FrameKeeper(self.settings.keep_frames))
 
     def _add(self, segment: _OpenSegment, frame: _Analysed) -> None:
-        if segment.core is None:
-            segment.core = frame.mask
-        else:
-            segment.core = segment.core & cv2.dilate(frame.mask.view(np.uint8), _TOLERANCE).view(bool)
+        # A frame that adds a line may start the next subtitle: it must not shape this core.
+        if segment.votes is None:
+            segment.votes = frame.mask.astype(np.uint32)
+            segment.frames = 1
+        elif adds_line(segment.core, frame.mask, self.settings) is None:
+            segment.votes += frame.mask
+            segment.frames += 1
         segment.last_shown = frame.pts
-        segment.frames += 1
         segment.recent.append(frame)
         while len(segment.recent) > self.settings.confirm_frames:
             segment.keeper.offer(segment.recent.popleft().band)
@@ -194,22 +232,26 @@ class Segmenter:
         self._open = successor
 
     def _track_gain(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
-        """True once strokes absent from the core have persisted for ``confirm_frames`` frames."""
-        gained = mask & ~cv2.dilate(segment.core.view(np.uint8), _TOLERANCE).view(bool)
-        if segment.gain is not None:
-            segment.gain = segment.gain & cv2.dilate(gained.view(np.uint8), _TOLERANCE).view(bool)
-        enough = max(self._min_pixels(mask), 0.25 * np.count_nonzero(segment.core))
-        if segment.gain is None or np.count_nonzero(segment.gain) < enough:
-            segment.gain, segment.gain_start, segment.gain_frames = gained, pts, 1
-            segment.gain_before = self._previous_pts
-            return False
-        segment.gain_frames += 1
-        return segment.gain_frames >= self.settings.confirm_frames
+        """True once a line's worth of strokes absent from the core has persisted for
+        ``confirm_frames`` frames."""
+        added = adds_line(segment.core, mask, self.settings)
+        if segment.gain is not None and added is not None:
+            persisting = segment.gain & cv2.dilate(added.view(np.uint8), _TOLERANCE).view(bool)
+            if _is_line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
+                segment.gain = persisting
+                segment.gain_frames += 1
+                return segment.gain_frames >= self.settings.confirm_frames
+        if added is not None:
+            segment.gain, segment.gain_start, segment.gain_before = added, pts, self._previous_pts
+            segment.gain_frames = 1
+        else:
+            segment.gain, segment.gain_frames = None, 0
+        return False
 
     def finish(self, end_pts: float) -> Iterator[Segment]:
         """Close the open segment (if any) at ``end_pts``, the first frame without its text."""
         segment, self._open = self._open, None
-        if segment is None or segment.core is None:
+        if segment is None or segment.votes is None:
             return
         for frame in segment.recent:
             segment.keeper.offer(frame.band)
