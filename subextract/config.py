@@ -16,6 +16,7 @@ from subextract.errors import SubextractError
 class RegionSettings:
     mode: str
     prescan_frames: int
+    prescan_interval: float
     prescan_det_side: int
     static_share: float
     centre_tolerance: float

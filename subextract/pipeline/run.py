@@ -142,7 +142,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     engine = engine or create_engine(settings.ocr)
     from subextract.stages.ocr.rapid import RapidTextDetector
 
-    detector = RapidTextDetector(settings.region.prescan_det_side, settings.ocr.threads)
+    # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
+    detector = RapidTextDetector.for_engine(engine, settings.region.prescan_det_side, settings.ocr.threads)
     bands, static = find_bands(info, settings.region, detector, start, end)
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,

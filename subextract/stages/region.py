@@ -79,9 +79,11 @@ def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end:
     whole = Band(0, 0, info.width, info.height, "frame")
     request = DecodeRequest(info.path, [whole], scale=scale, start=start, end=end, keyframes_only=True)
     span = max(1e-3, (end or info.duration or 1.0) - start)
+    # Short videos need fewer looks: one per prescan_interval seconds, at least 8.
+    buckets = max(8, min(settings.prescan_frames, round(span / settings.prescan_interval)))
     picked: dict[int, np.ndarray] = {}
     for frame in decode_frames(request):
-        bucket = min(settings.prescan_frames - 1, int((frame.pts - start) / span * settings.prescan_frames))
+        bucket = min(buckets - 1, int((frame.pts - start) / span * buckets))
         picked.setdefault(bucket, frame.bands[0].copy())
     return [picked[k] for k in sorted(picked)]
 
@@ -139,10 +141,11 @@ def bands_from_rows(rows, info: VideoInfo, settings: RegionSettings) -> list[Ban
     for top, bottom, line_height in rows:
         pad = settings.line_padding * line_height
         label = "bottom" if (top + bottom) / 2 > info.height / 2 else "top"
-        # Cues with more lines than the pre-scan saw grow away from the frame edge they sit on.
+        # Cues with more lines than the pre-scan saw grow away from the frame edge they sit on; on
+        # the edge side the band runs to the edge (a line the detector missed may sit there).
         growth = settings.extra_lines * line_height
-        y0 = max(0, int(top - pad - (growth if label == "bottom" else 0))) // 2 * 2
-        y1 = min(info.height, int(bottom + pad + (growth if label == "top" else 0) + 1))
+        y0 = 0 if label == "top" else max(0, int(top - pad - growth)) // 2 * 2
+        y1 = info.height if label == "bottom" else min(info.height, int(bottom + pad + growth + 1))
         bands.append(Band(0, y0, info.width // 2 * 2, max(16, (y1 - y0) // 2 * 2), label))
     return sorted(bands, key=lambda b: b.y)
 

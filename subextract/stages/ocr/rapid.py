@@ -41,7 +41,7 @@ class RapidOcrEngine:
 
     def _read(self, image: np.ndarray) -> Reading:
         bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
-        result = self._engine(bgr, use_cls=False)
+        result = self._engine(bgr, use_det=True, use_cls=False, use_rec=True)
         if result.boxes is None or result.txts is None:
             return Reading(lines=())
         fragments = [
@@ -90,12 +90,19 @@ def _subtitle_lines(lines: list[TextLine], min_height_share: float) -> list[Text
 class RapidTextDetector:
     """Text-line boxes only (no recognition), used by the region pre-scan whatever the OCR engine."""
 
-    def __init__(self, det_side: int, threads: int) -> None:
-        self._engine = _rapidocr(det_side, threads)
+    def __init__(self, engine) -> None:
+        self._engine = engine
+
+    @classmethod
+    def for_engine(cls, ocr_engine: object, det_side: int, threads: int) -> "RapidTextDetector":
+        """Shares the embedded engine's models when it is the OCR engine; loads its own otherwise."""
+        if isinstance(ocr_engine, RapidOcrEngine):
+            return cls(ocr_engine._engine)
+        return cls(_rapidocr(det_side, threads))
 
     def __call__(self, image: np.ndarray) -> list[tuple[int, int, int, int]]:
         bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
-        result = self._engine(bgr, use_cls=False, use_rec=False)
+        result = self._engine(bgr, use_det=True, use_cls=False, use_rec=False)
         if result.boxes is None:
             return []
         return [_bounding_box(box) for box in result.boxes]
