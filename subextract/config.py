@@ -52,6 +52,7 @@ class OcrSettings:
     threads: int
     min_confidence: float
     min_line_height: float
+    trust_line_boxes: float
     # Vision-language engines (vllm, openai): see default.yaml and docs/gpu.md.
     model: str
     server: str

@@ -75,6 +75,12 @@ class _OcrWorker:
         if self.error is not None:
             raise self.error
 
+    def _read(self, segments: list[Segment]) -> list[Reading]:
+        images = [segment.image for segment in segments]
+        if getattr(self.engine, "reads_line_boxes", False):
+            return self.engine.read_batch(images, [segment.lines for segment in segments])
+        return self.engine.read_batch(images)
+
     def _run(self) -> None:
         done = False
         while not done:
@@ -86,11 +92,16 @@ class _OcrWorker:
                 done = True
             if not batch or self.error is not None:
                 continue
+            began = time.perf_counter()
             try:
-                readings = self.engine.read_batch([segment.image for _, segment in batch])
+                readings = self._read([segment for _, segment in batch])
             except BaseException as exc:  # surfaced to the decode loop by submit()/close()
                 self.error = exc
+                if isinstance(exc, OcrFailure):  # the engine read part of the batch before failing
+                    self.results.update((key, r) for (key, _), r in zip(batch, exc.readings) if r is not None)
                 continue
+            finally:
+                self.seconds += time.perf_counter() - began
             self.calls += len(batch)
             for (key, _), reading in zip(batch, readings):
                 self.results[key] = reading

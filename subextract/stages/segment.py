@@ -22,6 +22,7 @@ import numpy as np
 from PIL import Image
 
 from subextract.config import SegmentSettings
+from subextract.stages.lines import Box, line_boxes
 
 _BESIDE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
 _TOLERANCE = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
@@ -39,6 +40,7 @@ class Segment:
     image: np.ndarray  # the OCR picture: per-pixel median of frames kept across the segment
     mask_hash: imagehash.ImageHash
     mask: np.ndarray = field(repr=False)
+    lines: tuple[Box, ...] = ()  # text lines found in the mask, in ``image`` pixels
 
 
 def analysis_view(band: np.ndarray, width: int) -> np.ndarray:
@@ -177,6 +179,12 @@ class Segmenter:
         self._open: _OpenSegment | None = None
         self._previous_pts: float | None = None
 
+    @property
+    def horizon(self) -> float | None:
+        """The earliest start a segment still to come can have: the open segment's start, else the
+        latest frame's PTS (None before the first frame). Cues before it can be final."""
+        return self._open.start if self._open is not None else self._previous_pts
+
     def _min_pixels(self, mask: np.ndarray) -> float:
         return self.settings.min_text_share * mask.size
 
@@ -257,8 +265,9 @@ class Segmenter:
             segment.keeper.offer(frame.band)
         if not segment.keeper.frames or np.count_nonzero(segment.core) < self._min_pixels(segment.core):
             return
+        image, core = segment.keeper.median(), segment.core
         yield Segment(band=self.band_index, start=segment.start, end=end_pts,
                       frame_count=segment.keeper.seen, settled=segment.frames >= self.settings.confirm_frames,
                       before_start=segment.before_start,
-                      last_shown=segment.last_shown, image=segment.keeper.median(),
-                      mask_hash=mask_hash(segment.core), mask=segment.core)
+                      last_shown=segment.last_shown, image=image,
+                      mask_hash=mask_hash(core), mask=core, lines=line_boxes(core, image.shape))
