@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import cv2
 import numpy as np
 
 from subextract.config import RegionSettings
@@ -18,7 +19,8 @@ from subextract.stages.probe import VideoInfo
 from subextract.stages.sample import Band, DecodeRequest, decode_frames
 
 _MAX_LINE_HEIGHT = 0.15  # share of the frame height: taller "lines" are not subtitle text
-_EDGE_ZONE = 0.35  # a zone seen in one frame only is trusted when this close to the top or bottom
+_EDGE_ZONE = 0.35
+_SAME_EDGES = 0.6  # correlation of edge maps above which two crops show the same glyphs  # a zone seen in one frame only is trusted when this close to the top or bottom
 _BOX = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$")
 
 
@@ -77,6 +79,9 @@ def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end:
     """Up to ``prescan_frames`` keyframes spread over the range (only keyframes are decoded: cheap)."""
     scale = min(1.0, settings.prescan_det_side / max(info.width, info.height))
     whole = Band(0, 0, info.width, info.height, "frame")
+    if end is None and not info.duration:
+        # A live stream has no end to spread the looks over: watch the time 8 looks take, then decide.
+        end = start + 8 * settings.prescan_interval
     request = DecodeRequest(info.path, [whole], scale=scale, start=start, end=end, keyframes_only=True)
     span = max(1e-3, (end or info.duration or 1.0) - start)
     # Short videos need fewer looks: one per prescan_interval seconds, at least 8.
@@ -101,12 +106,32 @@ def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float) -> list[T
     return boxes
 
 
-def split_static(boxes: Sequence[TextBox], frame_count: int, settings: RegionSettings) -> tuple[list[TextBox], list[TextBox]]:
-    """(static, moving): a box found at the same place in most frames is a logo or watermark."""
+def _edges(frame: np.ndarray, box: TextBox, scale: float) -> np.ndarray:
+    x0, y0 = int(box.x0 * scale), int(box.y0 * scale)
+    x1, y1 = max(x0 + 2, int(box.x1 * scale)), max(y0 + 2, int(box.y1 * scale))
+    crop = frame[y0:y1, x0:x1].astype(np.float32)
+    return np.hypot(cv2.Sobel(crop, cv2.CV_32F, 1, 0), cv2.Sobel(crop, cv2.CV_32F, 0, 1))
+
+
+def _same_picture(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two crops show the same glyphs: their edge maps correlate. Edges survive a
+    translucent logo's changing background; two subtitles of one size at one place do not match."""
+    a, b = a - a.mean(), b - b.mean()
+    denominator = float(np.sqrt((a * a).sum() * (b * b).sum()))
+    return denominator > 0 and float((a * b).sum()) / denominator >= _SAME_EDGES
+
+
+def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: float,
+                 settings: RegionSettings) -> tuple[list[TextBox], list[TextBox]]:
+    """(static, moving): text showing the same glyphs at the same place in most frames is a logo
+    or watermark."""
     static, moving = [], []
     for box in boxes:
-        frames_with_it = {other.frame for other in boxes if box.iou(other) > 0.6}
-        is_static = frame_count >= 3 and len(frames_with_it) >= settings.static_share * frame_count
+        edges = _edges(frames[box.frame], box, scale)
+        frames_with_it = {box.frame} | {frame for frame in range(len(frames)) if frame != box.frame
+                                        and any(other.frame == frame and box.iou(other) > 0.6 for other in boxes)
+                                        and _same_picture(edges, _edges(frames[frame], box, scale))}
+        is_static = len(frames) >= 3 and len(frames_with_it) >= settings.static_share * len(frames)
         (static if is_static else moving).append(box)
     return static, moving
 
@@ -159,7 +184,7 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector, start: float
     frames = prescan_frames(info, settings, start, end)
     scale = frames[0].shape[1] / info.width if frames else 1.0
     boxes = detect_boxes(frames, detector, scale)
-    static, moving = split_static(boxes, len(frames), settings)
+    static, moving = split_static(boxes, frames, scale, settings)
     rows = subtitle_rows(moving, info, settings)
     bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
     return bands, static
