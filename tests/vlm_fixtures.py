@@ -5,8 +5,8 @@ Real architectures (the ones the presets target) shrunk to hidden size 64 and tw
 garbage; the tests assert structure (one reading per crop, cue times, concurrency, errors).
 
 Two details keep the output non-empty: ``lm_head`` is untied from the embeddings and its rows for
-special tokens are zeroed, so greedy decoding never picks an end-of-sequence or image token first
-and every reply carries some text. Images are bounded inside the processor (``max_pixels``) so
+special and whitespace-only tokens are zeroed, so greedy decoding never picks an end-of-sequence,
+image or blank token and every reply carries some text. Images are bounded inside the processor (``max_pixels``) so
 each image costs at most ~16 tokens on the CPU.
 """
 
@@ -17,18 +17,18 @@ from pathlib import Path
 PADDLE_SPECIALS = ["<unk>", "<|begin_of_sentence|>", "</s>", "<|end_of_sentence|>",
                    "<|IMAGE_PLACEHOLDER|>", "<|IMAGE_START|>", "<|IMAGE_END|>", "<|video_pad|>"]
 
-# PaddleOCR-VL's chat template: user turn "User: <image>PROMPT\n", generation prompt "Assistant:\n".
+# PaddleOCR-VL's chat template (text parts as Jinja strings: the whitespace control would eat them).
 PADDLE_CHAT_TEMPLATE = (
     "{{- '<|begin_of_sentence|>' -}}"
     "{%- for message in messages -%}"
-    "{%- if message['role'] == 'user' -%}User: "
-    "{%- for c in message['content'] if c['type'] == 'image' -%}<|IMAGE_START|><|IMAGE_PLACEHOLDER|><|IMAGE_END|>{%- endfor -%}"
-    "{%- for c in message['content'] if c['type'] == 'text' -%}{{ c['text'] }}{%- endfor -%}\n"
-    "{%- elif message['role'] == 'assistant' -%}Assistant:\n"
-    "{%- for c in message['content'] if c['type'] == 'text' -%}{{ c['text'] }}{%- endfor -%}</s>"
+    "{%- if message['role'] == 'user' -%}{{- 'User: ' -}}"
+    "{%- for c in message['content'] if c['type'] == 'image' -%}"
+    "{{- '<|IMAGE_START|><|IMAGE_PLACEHOLDER|><|IMAGE_END|>' -}}{%- endfor -%}"
+    "{%- for c in message['content'] if c['type'] == 'text' -%}{{- c['text'] -}}{%- endfor -%}{{- '\\n' -}}"
+    "{%- elif message['role'] == 'assistant' -%}{{- 'Assistant:\\n' + message['content'] + '</s>' -}}"
     "{%- endif -%}"
     "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}Assistant:\n{%- endif -%}"
+    "{%- if add_generation_prompt -%}{{- 'Assistant:\\n' -}}{%- endif -%}"
 )
 
 # A few KB of real-looking subtitle text in the scripts the presets read (trains the BPE).
@@ -55,8 +55,8 @@ def _tokenizer_object(specials: list[str]):
     return tokenizer
 
 
-def _untie_and_mute_specials(model, special_ids: list[int]) -> None:
-    """Give lm_head its own weights with zero rows for special tokens (see the module docstring)."""
+def _untie_and_mute(model, muted_ids: list[int]) -> None:
+    """Give lm_head its own weights with zero rows for ``muted_ids`` (see the module docstring)."""
     import torch
 
     model.config.tie_word_embeddings = False
@@ -66,7 +66,7 @@ def _untie_and_mute_specials(model, special_ids: list[int]) -> None:
     head = model.get_output_embeddings()
     with torch.no_grad():
         weight = torch.nn.Parameter(head.weight.detach().clone())
-        weight[special_ids] = 0
+        weight[muted_ids] = 0
         head.weight = weight
 
 
@@ -97,10 +97,58 @@ def build_paddleocr_vl(target: Path) -> Path:
         tie_word_embeddings=False)
     config.architectures = ["PaddleOCRVLForConditionalGeneration"]
     model = PaddleOCRVLForConditionalGeneration(config).eval()
-    _untie_and_mute_specials(model, list(ids.values()))
+    # Special tokens and whitespace-only tokens: a reply of those would be empty after stripping.
+    blank = [i for i in range(len(tokenizer)) if not tokenizer.decode([i]).strip()]
+    _untie_and_mute(model, sorted(set(ids.values()) | set(blank)))
     model.save_pretrained(target)
     # 28x28 pixels per image token: at most 16 tokens per image, at least 4.
     image_processor = PaddleOCRVLImageProcessorPil(min_pixels=4 * 28 * 28, max_pixels=16 * 28 * 28)
     PaddleOCRVLProcessor(image_processor=image_processor, tokenizer=tokenizer,
                          chat_template=PADDLE_CHAT_TEMPLATE).save_pretrained(target)
     return target
+
+
+# -- helpers shared by the vLLM test modules ------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_videos" / "zh_bottom.mp4"
+SAMPLE_SRT = REPO / "sample_videos" / "zh_bottom.srt"
+
+# Small enough for two CPU cores: eager mode (torch.compile would take minutes on a fresh
+# machine), float32 (the CPU backend's fastest path for a model this small), short contexts.
+TINY_ENGINE_OPTIONS = {"dtype": "float32", "max_model_len": 512, "max_num_seqs": 16, "enforce_eager": True}
+
+
+def tiny_model(base: Path) -> Path:
+    """The tiny PaddleOCR-VL under ``base`` (pytest's session temp folder), built on first use."""
+    target = base / "tiny-paddleocr-vl"
+    if not (target / "config.json").exists():
+        build_paddleocr_vl(target)
+    return target
+
+
+def tiny_config(path: Path, **ocr: object) -> Path:
+    """A settings file for the tiny model: short replies, and no merging of neighbouring cues
+    (the model's garbage is often the same text for every crop, which would merge them)."""
+    import yaml
+
+    settings = {"ocr": {"prompt": "OCR:", "max_tokens": 12, "engine_options": TINY_ENGINE_OPTIONS, **ocr},
+                "align": {"merge_similarity": 101}}
+    path.write_text(yaml.safe_dump(settings, allow_unicode=True))
+    return path
+
+
+def reference_cues(end: float) -> list[tuple[float, float]]:
+    """(start, end) of the sample's reference cues that end before ``end`` seconds."""
+    import pysrt
+
+    cues = [(c.start.ordinal / 1000, c.end.ordinal / 1000) for c in pysrt.open(str(SAMPLE_SRT))]
+    return [cue for cue in cues if cue[1] <= end]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

@@ -37,6 +37,15 @@ class Reading:
         return sum(w * line.confidence for w, line in zip(weights, self.lines)) / sum(weights)
 
 
+class OcrFailure(SubextractError):
+    """An engine failed part-way through a batch: ``readings`` holds, for each picture, the
+    Reading obtained before the failure, or None."""
+
+    def __init__(self, message: str, readings: Sequence[Reading | None]) -> None:
+        super().__init__(message)
+        self.readings = list(readings)
+
+
 class OcrEngine(Protocol):
     name: str
 
@@ -49,4 +58,10 @@ def create_engine(settings: OcrSettings) -> OcrEngine:
     if settings.engine == "rapidocr":
         from subextract.stages.ocr.rapid import RapidOcrEngine
         return RapidOcrEngine(settings)
-    raise SubextractError(f"unknown OCR engine {settings.engine!r} (available: rapidocr)")
+    if settings.engine == "vllm":
+        from subextract.stages.ocr.vllm_engine import VllmEngine
+        return VllmEngine(settings)
+    if settings.engine == "openai":
+        from subextract.stages.ocr.openai_engine import OpenAiEngine
+        return OpenAiEngine(settings)
+    raise SubextractError(f"unknown OCR engine {settings.engine!r} (available: rapidocr, vllm, openai)")

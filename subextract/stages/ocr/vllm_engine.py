@@ -1,0 +1,90 @@
+"""In-process vLLM (``vllm.LLM``): every crop (or stack of crops) is its own request, all of a
+batch handed to one ``LLM.generate`` call so continuous batching keeps the device full.
+
+The prompt is rendered once, at start, from the model's chat template (or the preset's
+``prompt_template``) and reused as a plain string for every request: no per-request chat
+rendering. ``engine_options`` are passed to ``vllm.LLM`` as they are (dtype, max_model_len,
+gpu_memory_utilization, max_num_seqs, enforce_eager, ...).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from subextract.config import OcrSettings
+from subextract.errors import SubextractError
+from subextract.stages.ocr import Reading
+from subextract.stages.ocr.vlm import Reply, read_pictures, to_pil
+
+
+class VllmEngine:
+    name = "vllm"
+
+    def __init__(self, settings: OcrSettings) -> None:
+        if not settings.model:
+            raise SubextractError("engine vllm needs a model: --model PATH_OR_HUB_ID (or a preset such as "
+                                  "--config paddleocr-vl)")
+        # vLLM logs every engine step at INFO; warnings and errors are what a user needs here.
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+        try:
+            from vllm import LLM, SamplingParams
+        except ImportError as exc:
+            raise SubextractError(f"engine vllm needs the vllm package ({exc}); on a GPU machine: pip install "
+                                  "vllm, on a CPU: bash scripts/setup_vllm.sh") from None
+        self.settings = settings
+        try:
+            self._llm = LLM(model=settings.model, **settings.engine_options)
+        except Exception as exc:  # noqa: BLE001 - vLLM raises anything from OSError to ValueError here
+            raise SubextractError(f"vLLM could not start model {settings.model}: {_one_line(exc)}") from None
+        self._prompt = render_prompt(self._llm, settings)
+        self._params = SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens,
+                                      repetition_penalty=settings.repetition_penalty, logprobs=0,
+                                      extra_args=settings.sampling_extra or None)
+
+    def read_batch(self, images: Sequence[np.ndarray]) -> list[Reading]:
+        return read_pictures(images, self.settings, self._generate)
+
+    def _generate(self, pictures: Sequence[np.ndarray]) -> list[Reply]:
+        requests = [{"prompt": self._prompt, "multi_modal_data": {"image": to_pil(p)}} for p in pictures]
+        try:
+            outputs = self._llm.generate(requests, self._params, use_tqdm=False)
+        except Exception as exc:  # noqa: BLE001 - an engine failure ends the run with one line
+            raise SubextractError(f"vLLM failed: {_one_line(exc)}") from None
+        return [_reply(output.outputs[0]) for output in outputs]
+
+
+def render_prompt(llm: Any, settings: OcrSettings) -> str:
+    """The prompt text of every request: the preset's template, or the model's chat template
+    applied once to a user turn of one image and the instruction (what ``vllm serve`` renders
+    for the same chat request, so both engines send the model the same prompt)."""
+    if settings.prompt_template:
+        return settings.prompt_template.replace("{prompt}", settings.prompt)
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": settings.prompt}]}]
+    tokenizer = llm.get_tokenizer()
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(settings.model,
+                                              trust_remote_code=settings.engine_options.get("trust_remote_code", False))
+    if not getattr(processor, "chat_template", None):
+        raise SubextractError(f"model {settings.model} has no chat template: set ocr.prompt_template in the config")
+    return processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+
+def _reply(completion: Any) -> Reply:
+    """The text and the mean probability of its tokens (1.0 when vLLM reported none)."""
+    steps = zip(completion.token_ids, completion.logprobs or [])
+    probabilities = [math.exp(step[token].logprob) for token, step in steps if token in step]
+    confidence = sum(probabilities) / len(probabilities) if probabilities else 1.0
+    return Reply(text=completion.text, confidence=confidence)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."

