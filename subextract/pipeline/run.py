@@ -12,13 +12,15 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from subextract.config import Settings, load_settings
+from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
 from subextract.stages.align import Cue, align
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.language import detect_language, matches_language
-from subextract.stages.ocr import OcrEngine, Reading, TextLine, create_engine
+from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, TextLine, create_engine
 from subextract.stages.probe import VideoInfo, probe
 from subextract.stages.region import TextBox, find_bands
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames
@@ -32,6 +34,7 @@ class Stats:
     frames: int = 0
     segments: int = 0
     ocr_calls: int = 0
+    ocr_seconds: float = 0.0  # time spent inside the engine's read_batch: crops/s = ocr_calls / ocr_seconds
     reused_readings: int = 0
     wall_seconds: float = 0.0
     video_seconds: float = 0.0
@@ -49,6 +52,7 @@ class ExtractionResult:
     stats: Stats
     warnings: list[str] = field(default_factory=list)
     complete: bool = True
+    error: str | None = None  # what stopped the run early (an OCR engine failure); the cues before it are kept
 
 
 class _OcrWorker:
@@ -59,21 +63,21 @@ class _OcrWorker:
         self.max_batch = max_batch
         self.results: dict[int, Reading] = {}
         self.calls = 0
+        self.seconds = 0.0
         self.error: BaseException | None = None
+        self.on_results: Callable[[], None] | None = None  # told when readings came in (cue streaming)
         self._queue: queue.Queue[tuple[int, Segment] | None] = queue.Queue(maxsize=256)
         self._thread = threading.Thread(target=self._run, name="ocr", daemon=True)
         self._thread.start()
 
     def submit(self, key: int, segment: Segment) -> None:
-        if self.error is not None:
-            raise self.error
-        self._queue.put((key, segment))
+        if self.error is None:
+            self._queue.put((key, segment))
 
     def close(self) -> None:
+        """Wait for the queued reads; an engine failure stays in ``error`` for the caller."""
         self._queue.put(None)
         self._thread.join()
-        if self.error is not None:
-            raise self.error
 
     def _read(self, segments: list[Segment]) -> list[Reading]:
         images = [segment.image for segment in segments]
@@ -105,6 +109,8 @@ class _OcrWorker:
             self.calls += len(batch)
             for (key, _), reading in zip(batch, readings):
                 self.results[key] = reading
+            if self.on_results is not None:
+                self.on_results()
 
 
 class _ReadingCache:
@@ -124,7 +130,14 @@ class _ReadingCache:
 
 
 def _tag_languages(reading: Reading) -> Reading:
-    return Reading(lines=tuple(replace(line, language=detect_language(line.text)) for line in reading.lines))
+    """Every line gets a language tag; one the engine set (a VLM's own tag) is kept."""
+    return Reading(lines=tuple(line if line.language != "und" else replace(line, language=detect_language(line.text))
+                               for line in reading.lines))
+
+
+def _prepared(reading: Reading, lang: str) -> Reading:
+    """A reading as alignment takes it: lines tagged with their language, other languages dropped."""
+    return _keep_language(_tag_languages(reading), lang)
 
 
 def _keep_language(reading: Reading, lang: str) -> Reading:
@@ -144,8 +157,11 @@ def _band_blackouts(static: list[TextBox], bands: list[Band]) -> list[tuple[int,
 
 def extract(video: str, settings: Settings | None = None, *, lang: str = "all", start: float = 0.0,
             end: float | None = None, engine: OcrEngine | None = None,
-            progress: ProgressCallback | None = None) -> ExtractionResult:
-    """Extract the burned-in subtitles of ``video`` as cues (see ``subextract.cli`` for the options)."""
+            progress: ProgressCallback | None = None, on_cue: CueCallback | None = None) -> ExtractionResult:
+    """Extract the burned-in subtitles of ``video`` as cues (see ``subextract.cli`` for the options).
+
+    ``on_cue`` gets each cue, in the order of the returned list, as soon as it is final (with
+    ``--fps``, boundaries are final only after the closing refinement, so at the end)."""
     began = time.perf_counter()
     settings = settings or load_settings()
     info = probe(video)
@@ -163,6 +179,9 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     stats = Stats()
     segmenters = [Segmenter(i, settings.segment) for i in range(len(bands))]
     worker = _OcrWorker(engine)
+    stream = CueStream(settings.align, len(bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
+    if stream is not None:
+        worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
     cache = _ReadingCache()
     segments: list[tuple[Segment, int]] = []
 
@@ -185,6 +204,10 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
             for segmenter, band_image in zip(segmenters, frame.bands):
                 for segment in segmenter.push(frame.pts, band_image):
                     accept(segment)
+            if worker.error is not None:
+                break  # the engine failed: keep what was read, decode no further
+            if stream is not None and not settings.sample.fps:
+                stream.update(segments, worker.results, [segmenter.horizon for segmenter in segmenters])
             if progress is not None:
                 progress(frame.pts - start, len(segments))
         step = 1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration
@@ -194,6 +217,10 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
                 accept(segment)
     finally:
         worker.close()
+    if worker.error is not None and not isinstance(worker.error, SubextractError):
+        raise worker.error
+    # After an engine failure only the segments read before it can become cues.
+    segments = [(segment, key) for segment, key in segments if key in worker.results]
 
     if settings.sample.fps:
         def decode_range(range_start: float, range_end: float):
@@ -202,19 +229,24 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         refined = refine_boundaries([segment for segment, _ in segments], decode_range, info.frame_duration,
                                     settings.segment)
         segments = [(segment, key) for segment, (_, key) in zip(refined, segments)]
-    warnings, complete = _decode_warnings(report, info, start, end, last_pts)
+    warnings, complete = ([], False) if worker.error is not None else _decode_warnings(report, info, start, end,
+                                                                                        last_pts)
     stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
+    stats.ocr_seconds = worker.seconds
     cues = _cues(segments, worker.results, settings, lang, len(bands))
-    stats.video_seconds = max(0.0, (end if end is not None else info.duration) - start)
+    if stream is not None:
+        stream.finish(cues)
+    # A live stream's duration is unknown (0): what was read is what was processed.
+    stats.video_seconds = max(0.0, (end if end is not None else info.duration or last_pts) - start)
     stats.wall_seconds = time.perf_counter() - began
-    return ExtractionResult(info=info, bands=bands, cues=cues, stats=stats, warnings=warnings, complete=complete)
+    return ExtractionResult(info=info, bands=bands, cues=cues, stats=stats, warnings=warnings, complete=complete,
+                            error=str(worker.error) if worker.error is not None else None)
 
 
 def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
     cues: list[Cue] = []
     for band in range(band_count):
-        pairs = [(segment, _keep_language(_tag_languages(results[key]), lang))
-                 for segment, key in segments if segment.band == band]
+        pairs = [(segment, _prepared(results[key], lang)) for segment, key in segments if segment.band == band]
         cues.extend(align(pairs, settings.align))
     return sorted(cues, key=lambda c: (c.start, c.band))
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from subextract.errors import SubextractError
+from subextract.stages.source import check_url, input_args, is_url
 
 
 @lru_cache(maxsize=1)
@@ -54,7 +55,8 @@ _ROTATION = re.compile(r"rotation of (-?\d+(?:\.\d+)?) degrees")
 
 def check_readable(path: str) -> None:
     """Reject paths that cannot be a video before FFmpeg gives a less clear message."""
-    if "://" in path:
+    if is_url(path):
+        check_url(path)
         return
     p = Path(path)
     if not p.exists():
@@ -70,10 +72,28 @@ def check_readable(path: str) -> None:
 def probe(path: str) -> VideoInfo:
     check_readable(path)
     result = subprocess.run(
-        [ffmpeg_exe(), "-hide_banner", "-nostdin", "-i", path],
+        [ffmpeg_exe(), "-hide_banner", "-nostdin", *input_args(path), "-i", path],
         capture_output=True, text=True, errors="replace", check=False,
+        start_new_session=True,  # Ctrl-C reaches only us (see sample.decode_frames)
     )
+    if is_url(path):
+        _check_stream_opened(path, result.stderr)
     return parse_probe_output(path, result.stderr)
+
+
+def _check_stream_opened(url: str, text: str) -> None:
+    """A network failure (refused, timed out, HTTP 404) or a source the stream may not open (a
+    playlist naming a ``file:`` segment), in FFmpeg's words.
+
+    ``ffmpeg -i`` without an output ends with "At least one output file must be specified" once
+    the input opened; anything else last is why it did not."""
+    lines = [re.sub(r"^\[[^]]* @ 0x[0-9a-f]+\] ", "", line.strip()).removeprefix(f"{url}: ")
+             for line in text.splitlines() if line.strip()]
+    refused = next((line for line in lines if "not on whitelist" in line), None)
+    if refused is not None:
+        raise SubextractError(f"{url}: the stream names a source it may not open ({refused})")
+    if not lines or "output file" not in lines[-1]:
+        raise SubextractError(f"{url}: cannot read the stream ({lines[-1] if lines else 'no reply'})")
 
 
 def parse_probe_output(path: str, text: str) -> VideoInfo:

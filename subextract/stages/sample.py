@@ -21,6 +21,7 @@ import ffmpeg
 import numpy as np
 
 from subextract.stages.probe import ffmpeg_exe
+from subextract.stages.source import input_options
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ def _filter_graph(request: DecodeRequest):
 
 
 def _input_options(request: DecodeRequest) -> dict:
-    options: dict = {}
+    options: dict = input_options(request.path)
     if request.keyframes_only:
         options["skip_frame"] = "nokey"
     if request.start > 0:
@@ -143,8 +144,10 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
     offsets = np.cumsum([0, *heights])
     pts_queue: queue.Queue[float | None] = queue.Queue()
     errors: deque[str] = deque(maxlen=20)
+    # Its own session: Ctrl-C on a terminal reaches only us, and we stop FFmpeg (below), so an
+    # interrupted run is never mistaken for a truncated file.
     process = subprocess.Popen(build_command(request), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4)
+                               stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4, start_new_session=True)
     reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors), daemon=True)
     reader.start()
     try:

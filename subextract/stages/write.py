@@ -16,7 +16,7 @@ import webvtt
 from subextract.errors import SubextractError
 from subextract.stages.align import Cue
 
-FORMATS = ("srt", "vtt", "json")
+FORMATS = ("srt", "vtt", "json", "jsonl")
 
 
 def _ms(seconds: float) -> int:
@@ -54,6 +54,28 @@ def cue_record(cue: Cue) -> dict:
             "confidence": cue.confidence, "band": cue.band}
 
 
+def main_language(cue: Cue) -> str:
+    """The language of most of the cue's characters (a bilingual zh+en cue counts as its longer line's)."""
+    weights: dict[str, int] = {}
+    for line, language in zip(cue.lines, cue.languages):
+        weights[language] = weights.get(language, 0) + len(line)
+    return max(weights, key=weights.get) if weights else "und"
+
+
+def jsonl_record(cue: Cue, video: str) -> dict:
+    """One line of a JSONL feed: the cue, its main language and the video it comes from."""
+    return {"video": video, **cue_record(cue), "language": main_language(cue)}
+
+
+def jsonl_line(record: dict) -> str:
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def render_jsonl(cues: Sequence[Cue], metadata: dict | None = None) -> str:
+    video = str((metadata or {}).get("video", ""))
+    return "".join(jsonl_line(jsonl_record(cue, video)) for cue in cues)
+
+
 def render_json(cues: Sequence[Cue], metadata: dict | None = None) -> str:
     document = {**(metadata or {}), "cues": [cue_record(cue) for cue in cues]}
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
@@ -66,6 +88,8 @@ def render(cues: Sequence[Cue], fmt: str, metadata: dict | None = None) -> str:
         return render_vtt(cues)
     if fmt == "json":
         return render_json(cues, metadata)
+    if fmt == "jsonl":
+        return render_jsonl(cues, metadata)
     raise SubextractError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
 
 

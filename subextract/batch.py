@@ -1,0 +1,586 @@
+"""``subextract batch``: many videos into a mirrored output tree, resumable and failure-isolated.
+
+Each video's outcome is appended to ``OUT/manifest.jsonl`` the moment it is known (one line per
+event, so a killed run loses nothing but the videos it was running); the run ends by rewriting
+the manifest with one line per video. A re-run skips videos done with the same input and the
+same settings, and redoes failed, interrupted, changed and new ones. Outputs are written to a
+temporary name and renamed, so an output file is always whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fcntl
+import glob
+import hashlib
+import json
+import os
+import queue
+import re
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit
+
+from subextract import __version__
+from subextract.cli import (_count, _positive, _seconds, add_engine_options, add_feed_options, default_output,
+                            json_metadata, settings_from_args)
+from subextract.config import OcrSettings, Settings, preset_names
+from subextract.errors import SubextractError
+from subextract.feeds import CueFeed, FeedSink, Watchlist, watchlist_option
+from subextract.pipeline.run import ExtractionResult, extract
+from subextract.stages.source import is_url
+from subextract.stages.write import render, write_text
+
+VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mkv", ".webm", ".mov", ".avi", ".wmv", ".flv", ".ts", ".m2ts",
+                              ".mts", ".mpg", ".mpeg", ".3gp", ".ogv"})
+LIST_EXTENSIONS = (".txt", ".list", ".lst")
+MANIFEST = "manifest.jsonl"
+FAILED = ("failed", "partial")  # what --retry-failed redoes; "partial": cues written, the file broke part-way
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+
+
+# ----------------------------------------------------------------------------------------------
+# Inputs
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    video: str  # the path as found, or the URL: the manifest key and the feed's video id
+    output: Path
+
+
+def _url_name(url: str) -> str:
+    """A file name for a stream's output: host and path with anything but [A-Za-z0-9_-] as ``_``,
+    then the path's extension (which the output name replaces, as a video file's)."""
+    parts = urlsplit(url)
+    extension = PurePosixPath(parts.path).suffix
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "_", f"{parts.netloc}{parts.path.removesuffix(extension)}").strip("_")
+    return (stem or "stream") + extension
+
+
+def _list_entries(path: Path) -> Iterator[str]:
+    """A list file: one path or URL a line; ``#`` comments; relative paths are from the list's folder."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise SubextractError(f"{path}: cannot read the list ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise SubextractError(f"{path}: the list is not UTF-8 text") from None
+    for line in text.splitlines():
+        entry = line.strip()
+        if entry and not entry.startswith("#"):
+            yield entry if is_url(entry) or os.path.isabs(entry) else str(path.parent / entry)
+
+
+def _walk_videos(folder: Path) -> Iterator[Path]:
+    """Video files under ``folder`` by extension, in name order; hidden files and folders skipped."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.startswith(".") and Path(name).suffix.lower() in VIDEO_EXTENSIONS:
+                yield Path(root) / name
+
+
+def discover(inputs: Sequence[str], out_dir: Path, lang: str, fmt: str) -> list[Job]:
+    """Jobs for files, folders (searched recursively), list files and URLs; a folder's tree is
+    mirrored under ``out_dir``, other inputs land at its top."""
+    found: list[tuple[str, str]] = []  # (video, path of its output relative to out_dir, before naming)
+    for item in inputs:
+        path = Path(item)
+        if is_url(item):
+            found.append((item, _url_name(item)))
+        elif path.is_dir():
+            found.extend((str(video), str(video.relative_to(path))) for video in _walk_videos(path))
+        elif path.suffix.lower() in LIST_EXTENSIONS and path.is_file():
+            found.extend((entry, _url_name(entry) if is_url(entry) else Path(entry).name)
+                         for entry in _list_entries(path))
+        else:
+            found.append((item, path.name))  # checked when its turn comes: a bad file fails alone
+    jobs: dict[str, Job] = {}
+    by_output: dict[Path, str] = {}
+    for video, relative in found:
+        key = video if is_url(video) else os.path.realpath(video)
+        if key in jobs:
+            continue  # named twice (a file inside a folder also given): done once
+        output = out_dir / default_output(relative, lang, fmt)
+        if output in by_output:
+            raise SubextractError(f"{by_output[output]} and {video} would both be written to {output}; "
+                                  "give their folders instead, so the output tree keeps them apart")
+        by_output[output] = video
+        jobs[key] = Job(video, output)
+    return list(jobs.values())
+
+
+def input_identity(video: str, use_hash: bool) -> dict[str, Any]:
+    """What makes a re-run treat an input as unchanged: size and mtime, or the content's SHA-256."""
+    if is_url(video):
+        return {"url": video}
+    if not use_hash:
+        stat = os.stat(video)
+        return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    digest = hashlib.sha256()
+    with open(video, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"sha256": digest.hexdigest()}
+
+
+def settings_key(settings: Settings, options: dict[str, Any]) -> str:
+    """A digest of everything that shapes the outputs (the package version included)."""
+    text = json.dumps({"settings": dataclasses.asdict(settings), "options": options, "version": __version__},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------------------------
+# Manifest
+# ----------------------------------------------------------------------------------------------
+
+class Manifest:
+    """``OUT/manifest.jsonl``: the latest record of each video wins; appends are single writes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._fd: int | None = None
+
+    def load(self) -> None:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return
+        for line in text.splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the last line of a killed run may be cut short
+            if isinstance(record, dict) and isinstance(record.get("video"), str):
+                self.records[record["video"]] = record
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        with self._lock:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            os.write(self._fd, line)  # O_APPEND: one write, never interleaved with another thread's
+            self.records[record["video"]] = record
+
+    def compact(self) -> None:
+        """Rewrite as one line per video (atomically), dropping the run's intermediate records."""
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            write_text(str(self.path), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.records.values()))
+
+
+@contextmanager
+def exclusive(out_dir: Path) -> Iterator[None]:
+    """One batch at a time per output folder: two would redo each other's videos."""
+    with open(out_dir / ".batch.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SubextractError(f"{out_dir}: another subextract batch is writing there") from None
+        yield
+
+
+def reason_to_run(previous: dict[str, Any] | None, identity: dict[str, Any], key: str, output: Path,
+                  retry_failed: bool) -> str | None:
+    """Why a video needs (re)doing, or None to skip it."""
+    status = previous.get("status") if previous else None
+    if retry_failed:
+        return f"{status} before" if status in FAILED else None
+    if previous is None:
+        return "new"
+    if status != "done":
+        return f"{status} before"  # failed, partial, interrupted, or running when the batch was killed
+    if previous.get("input") != identity:
+        return "input changed"
+    if previous.get("settings") != key:
+        return "settings changed"
+    if not output.is_file():
+        return "output missing"
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# OCR engines shared between jobs
+# ----------------------------------------------------------------------------------------------
+
+class _Serialized:
+    """One engine instance for all jobs, one batch at a time (vLLM's LLM is not thread-safe); each
+    job's OCR worker still gathers what queued up meanwhile into one batch."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self._lock = threading.Lock()
+
+    def read_batch(self, *args: Any) -> Any:
+        with self._lock:
+            return self._engine.read_batch(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+
+class EnginePool:
+    """The OCR engine each job gets.
+
+    rapidocr: one per worker thread. RapidOCR's ``__call__`` stores per-call options on the shared
+    object (``update_params``), so two threads in one instance race; its models are small and load
+    in about a second. openai: one shared instance (an HTTP client with its own request pool).
+    Anything else (vllm): one shared instance, loaded once — a GPU model is not loaded per job.
+    """
+
+    def __init__(self, settings: OcrSettings) -> None:
+        self._settings = settings
+        self._local = threading.local()
+        self._shared: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        from subextract.stages.ocr import create_engine
+
+        if self._settings.engine == "rapidocr":
+            if getattr(self._local, "engine", None) is None:
+                self._local.engine = create_engine(self._settings)
+            return self._local.engine
+        with self._lock:
+            if self._shared is None:
+                engine = create_engine(self._settings)
+                self._shared = engine if self._settings.engine == "openai" else _Serialized(engine)
+            return self._shared
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+# ----------------------------------------------------------------------------------------------
+
+class _Cancelled(Exception):
+    """Raised inside a job (from its progress callback) when the batch is stopping."""
+
+
+@dataclass
+class Options:
+    out_dir: Path
+    settings: Settings
+    lang: str
+    fmt: str
+    start: float
+    end: float | None
+    jobs: int
+    use_hash: bool
+    retry_failed: bool
+    watchlist: Watchlist | None
+    only_flagged: bool
+    feed: FeedSink | None
+    quiet: bool
+
+    def settings_key(self) -> str:
+        return settings_key(self.settings, {
+            "lang": self.lang, "format": self.fmt, "start": self.start, "end": self.end,
+            "watchlist": [term.label for term in self.watchlist.terms] if self.watchlist else None,
+            "only_flagged": self.only_flagged})
+
+
+@dataclass(frozen=True)
+class Task:
+    """A job to run now: why, and what the input looked like when planned (or why it is unreadable)."""
+
+    job: Job
+    reason: str
+    identity: dict[str, Any]
+    error: str | None = None
+
+
+def plan(jobs: Sequence[Job], manifest: Manifest, key: str, options: Options) -> list[Task]:
+    """The jobs to run now, each with the reason."""
+    tasks = []
+    for job in jobs:
+        identity, error = {}, None
+        try:
+            identity = input_identity(job.video, options.use_hash)
+        except OSError as exc:  # missing, or unreadable with --hash: this video's failure, when it runs
+            error = f"{job.video}: {(exc.strerror or str(exc)).lower()}"
+        reason = reason_to_run(manifest.records.get(job.video), identity, key, job.output, options.retry_failed)
+        if reason is not None:
+            tasks.append(Task(job, reason, identity, error))
+    return tasks
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _sweep_temporaries(output: Path) -> None:
+    """Temporary files a killed run left for this output (``write_text`` names them ``.NAME.*.part``)."""
+    for leftover in glob.glob(str(output.parent / f".{glob.escape(output.name)}.*.part")):
+        os.unlink(leftover)
+
+
+class BatchRunner:
+    """Runs tasks on ``options.jobs`` threads; each outcome goes to the manifest as it happens."""
+
+    def __init__(self, tasks: Sequence[Task], options: Options, manifest: Manifest, key: str) -> None:
+        self.tasks = tasks
+        self.options = options
+        self.manifest = manifest
+        self.key = key
+        self.engines = EnginePool(options.settings.ocr)
+        self.stop = threading.Event()
+        self.results: dict[str, dict[str, Any]] = {}  # video → its final manifest record, this run
+        self._print_lock = threading.Lock()
+        self._queue: queue.Queue[Task] = queue.Queue()
+
+    def run(self) -> None:
+        for task in self.tasks:
+            self._queue.put(task)
+        # Workers say they are done through events, not join(): a join cut short by Ctrl-C can
+        # leave the thread looking finished while it still runs.
+        finished = [threading.Event() for _ in range(min(self.options.jobs, len(self.tasks)))]
+        for i, event in enumerate(finished):
+            threading.Thread(target=self._work, args=(event,), name=f"job-{i}", daemon=True).start()
+        try:
+            with _sigterm_as_interrupt():
+                for event in finished:
+                    while not event.wait(timeout=0.2):  # short waits: a signal is handled between them
+                        pass
+        except KeyboardInterrupt:
+            self.stop.set()
+            self._say("subextract batch: interrupted; stopping the running videos (again to quit at once)")
+            for event in finished:
+                event.wait()
+
+    def _work(self, finished: threading.Event) -> None:
+        try:
+            while not self.stop.is_set():
+                try:
+                    task = self._queue.get_nowait()
+                except queue.Empty:
+                    return
+                self._run_task(task)
+        finally:
+            finished.set()
+
+    def _run_task(self, task: Task) -> None:
+        base = {"video": task.job.video, "input": task.identity, "settings": self.key}
+        self.manifest.append({**base, "status": "running", "reason": task.reason, "started": _now()})
+        fields = self._extract(task.job) if task.error is None else {"status": "failed", "error": task.error}
+        record = {**base, **fields, "finished": _now()}
+        self.manifest.append(record)
+        self.results[task.job.video] = record
+        self._report(record)
+
+    def _extract(self, job: Job) -> dict[str, Any]:
+        """Run one video; its outcome as manifest fields. Never raises: one video never stops the batch."""
+        began = time.perf_counter()
+        feed = CueFeed(job.video, self.options.watchlist, self.options.only_flagged)
+        try:
+            result = extract(job.video, self.options.settings, lang=self.options.lang, start=self.options.start,
+                             end=self.options.end, engine=self.engines.get(), progress=self._check_stop,
+                             on_cue=feed.streaming_to(self.options.feed) if self.options.feed else None)
+            if self.stop.is_set() and not result.complete:
+                raise _Cancelled  # Ctrl-C on a terminal stops FFmpeg too: the video only looks cut short
+            self._write(job, feed, result)
+        except Exception as exc:  # noqa: BLE001 - any failure is this video's, recorded, never the batch's
+            if self.stop.is_set():
+                return {"status": "interrupted"}
+            message = str(exc) if isinstance(exc, SubextractError) else f"{type(exc).__name__}: {exc}"
+            return {"status": "failed", "error": message, "wall_seconds": round(time.perf_counter() - began, 3)}
+        stats = result.stats
+        fields: dict[str, Any] = {
+            "status": "done" if result.complete else "partial", "outputs": [self._relative(job.output)],
+            "cues": len(feed.kept(result.cues)), "duration": round(result.info.duration, 3),
+            "video_seconds": round(stats.video_seconds, 3), "wall_seconds": round(stats.wall_seconds, 3),
+            "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings}
+        if result.error is not None:  # the OCR engine failed part-way: the cues before that were written
+            fields["error"] = result.error
+        if self.options.watchlist is not None:
+            fields["flagged"] = sum(1 for cue in result.cues if self.options.watchlist.matches(cue.text))
+        return fields
+
+    def _write(self, job: Job, feed: CueFeed, result: ExtractionResult) -> None:
+        if self.options.fmt == "jsonl":
+            text = feed.render(result.cues)
+        else:
+            text = render(feed.kept(result.cues), self.options.fmt, json_metadata(job.video, self.options.lang, result))
+        job.output.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_temporaries(job.output)
+        write_text(str(job.output), text)
+
+    def _check_stop(self, _done: float, _segments: int) -> None:
+        if self.stop.is_set():
+            raise _Cancelled
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self.options.out_dir).as_posix()
+
+    def _report(self, record: dict[str, Any]) -> None:
+        if self.options.quiet or record["status"] == "interrupted":
+            return
+        if record["status"] in ("done", "partial"):
+            cues = f"{record['cues']} cue{'' if record['cues'] == 1 else 's'}"
+            detail = f"{cues}, {record['wall_seconds']:.1f} s ({record['realtime_factor']:.1f}x)"
+            detail += f"; {_problem(record)}" if record["status"] == "partial" else ""
+        else:
+            detail = _problem(record)
+        self._say(f"subextract batch: [{len(self.results)}/{len(self.tasks)}] {record['status']:<8}"
+                  f"{record['video']}  {detail}")
+
+    def _say(self, text: str) -> None:
+        with self._print_lock:
+            print(text, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a service manager, ``timeout``) stops the batch as cleanly as Ctrl-C."""
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+# ----------------------------------------------------------------------------------------------
+# Summary
+# ----------------------------------------------------------------------------------------------
+
+STATUS_ORDER = ("done", "partial", "failed", "interrupted", "not started", "skipped")
+
+
+def statuses(jobs: Sequence[Job], tasks: Sequence[Task], results: dict[str, dict[str, Any]]) -> dict[str, str]:
+    """Each video's status in this run: its outcome, "not started" (stopped first) or "skipped" (done before)."""
+    planned = {task.job.video for task in tasks}
+    return {job.video: results[job.video]["status"] if job.video in results
+            else "not started" if job.video in planned else "skipped" for job in jobs}
+
+
+def summary_table(jobs: Sequence[Job], tasks: Sequence[Task], results: dict[str, dict[str, Any]],
+                  wall: float) -> str:
+    status_of = statuses(jobs, tasks, results)
+    rows = [f"  {'status':<12}{'videos':>7}{'video time':>12}"]
+    for status in STATUS_ORDER:
+        videos = [video for video, s in status_of.items() if s == status]
+        if videos:
+            seconds = sum(results[video].get("video_seconds", 0.0) for video in videos if video in results)
+            rows.append(f"  {status:<12}{len(videos):>7}{_duration(seconds) if seconds else '':>12}".rstrip())
+    processed = [results[video] for video, s in status_of.items() if s in ("done", "partial")]
+    video_seconds = sum(record["video_seconds"] for record in processed)
+    speed = (f"{video_seconds / wall:.1f}x real time, {len(processed) / wall * 3600:.0f} videos/hour"
+             if processed and wall > 0 else "no video processed")
+    rows.append(f"  {video_seconds / 3600:.3f} h of video in {_duration(wall)} wall: {speed}")
+    failures = [f"  {video}: {_problem(results[video])}" for video, s in status_of.items() if s in FAILED]
+    return "\n".join(["subextract batch: summary", *rows, *(["failed or partial:", *failures] if failures else [])])
+
+
+def _problem(record: dict[str, Any]) -> str:
+    """Why a video failed or is partial, without its name in front (shown beside it already)."""
+    message = record.get("error") or next(iter(record.get("warnings") or []), record["status"])
+    return message.removeprefix(f"{record['video']}: ")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def exit_code(results: dict[str, dict[str, Any]], interrupted: bool) -> int:
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if any(record["status"] in FAILED for record in results.values()) else EXIT_OK
+
+
+# ----------------------------------------------------------------------------------------------
+# Command line
+# ----------------------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="subextract batch", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Extract the subtitles of many videos into a mirrored output tree. Re-running the same "
+                    "command skips videos already done (same input, same settings) and redoes failed, "
+                    "interrupted and changed ones. See docs/batch.md.",
+        epilog="exit status: 0 all done, 1 some videos failed (see the manifest), 2 bad usage, 130 interrupted")
+    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+                        help="video files, folders (searched recursively by video extension), list files "
+                             f"({', '.join(LIST_EXTENSIONS)}: one path or URL a line) or http(s)/rtmp(s) URLs")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; holds manifest.jsonl)")
+    parser.add_argument("--jobs", type=_count, default=1, metavar="N", help="videos processed at once (default: 1)")
+    parser.add_argument("--lang", default="all", metavar="CODE", help="as for subextract VIDEO (default: all)")
+    parser.add_argument("--format", choices=("srt", "vtt", "json", "jsonl"), default="srt",
+                        help="format of each video's output (default: srt)")
+    parser.add_argument("--start", type=_seconds, default=0.0, metavar="TIME", help="start of each video's range")
+    parser.add_argument("--end", type=_seconds, metavar="TIME", help="end of each video's range")
+    parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H (default: from the preset)")
+    parser.add_argument("--fps", type=_positive, metavar="N", help="analyse N frames a second")
+    parser.add_argument("--config", metavar="NAME|FILE", help=f"preset ({', '.join(preset_names())}) or a YAML file")
+    parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
+    parser.add_argument("--hash", action="store_true",
+                        help="know unchanged inputs by content (SHA-256) rather than size and modification time")
+    parser.add_argument("--feed", metavar="PATH|-",
+                        help="also stream every cue of every video as JSON lines, each as soon as it is final, to "
+                             "stdout (-) or a file (appended to, so it gathers the cues of every run)")
+    add_engine_options(parser)
+    add_feed_options(parser)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no per-video lines and no summary")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(list(argv))
+    out_dir = Path(args.out)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SubextractError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
+    watchlist = watchlist_option(args.watchlist, args.only_flagged)
+    jobs = discover(args.inputs, out_dir, args.lang, args.format)
+    if not jobs:
+        raise SubextractError(f"no videos found in {' '.join(args.inputs)} "
+                              f"(extensions: {' '.join(sorted(VIDEO_EXTENSIONS))})")
+    # A feed file gathers the cues of every run (a re-run adds the videos it redoes).
+    feed = FeedSink(args.feed, mode="a") if args.feed else None
+    options = Options(out_dir=out_dir, settings=settings_from_args(args), lang=args.lang, fmt=args.format,
+                      start=args.start, end=args.end, jobs=args.jobs, use_hash=args.hash,
+                      retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
+                      feed=feed, quiet=args.quiet)
+    return run_batch(jobs, options)
+
+
+def run_batch(jobs: Sequence[Job], options: Options) -> int:
+    began = time.perf_counter()
+    key = options.settings_key()
+    with exclusive(options.out_dir):
+        manifest = Manifest(options.out_dir / MANIFEST)
+        manifest.load()
+        tasks = plan(jobs, manifest, key, options)
+        if not options.quiet:
+            print(f"subextract batch: {len(jobs)} video{'' if len(jobs) == 1 else 's'}, {len(tasks)} to do, "
+                  f"{len(jobs) - len(tasks)} skipped "
+                  f"({'not failed before' if options.retry_failed else 'done before'})", file=sys.stderr)
+        runner = BatchRunner(tasks, options, manifest, key)
+        try:
+            runner.run()
+        finally:
+            manifest.compact()
+            if options.feed is not None:
+                options.feed.close()
+    if not options.quiet:
+        print(summary_table(jobs, tasks, runner.results, time.perf_counter() - began), file=sys.stderr)
+    return exit_code(runner.results, runner.stop.is_set())
