@@ -419,7 +419,7 @@ class BatchRunner:
         _sweep_temporaries(job.output)
         write_text(str(job.output), text)
 
-    def _check_stop(self, _done: float, _segments: int) -> None:
+    def _check_stop(self, _done: float, _total: float | None, _segments: int) -> None:
         if self.stop.is_set():
             raise _Cancelled
 

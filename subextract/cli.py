@@ -154,7 +154,7 @@ class _ProgressBar:
         self._bar = None
         self._enabled = enabled
 
-    def __call__(self, done: float, segments: int, total: float | None) -> None:
+    def __call__(self, done: float, total: float | None, segments: int) -> None:
         if not self._enabled:
             return
         if self._bar is None:
@@ -200,20 +200,10 @@ def run_extract(args: argparse.Namespace) -> int:
     feed = CueFeed(args.video, watchlist_option(args.watchlist, args.only_flagged), args.only_flagged)
     settings = settings_from_args(args)
     bar = _ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
-    total: dict[str, float | None] = {"seconds": 0.0}
-
-    def progress(done: float, segments: int) -> None:
-        bar(done, segments, total["seconds"])
-
-    from subextract.stages.probe import probe
-
-    info = probe(args.video)
-    length = min(args.end, info.duration) if args.end and info.duration else args.end or info.duration
-    total["seconds"] = max(0.0, length - args.start) if length else None
     # jsonl goes out cue by cue while the video runs; the other formats are written whole at the end.
     sink = FeedSink(output) if args.format == "jsonl" else None
     try:
-        result = extract(args.video, settings, lang=args.lang, start=args.start, end=args.end, progress=progress,
+        result = extract(args.video, settings, lang=args.lang, start=args.start, end=args.end, progress=bar,
                          on_cue=feed.streaming_to(sink) if sink is not None else None)
     finally:
         bar.close()

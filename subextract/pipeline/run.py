@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+import numpy as np
+
 from subextract.config import Settings, load_settings
 from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
@@ -26,7 +28,8 @@ from subextract.stages.region import TextBox, find_bands
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames
 from subextract.stages.segment import Segment, Segmenter, mask_difference
 
-ProgressCallback = Callable[[float, int], None]  # (seconds of video done, segments read so far)
+# (seconds of video done, seconds to do or None when unknown (a live stream), segments so far)
+ProgressCallback = Callable[[float, float | None, int], None]
 
 
 @dataclass
@@ -53,6 +56,9 @@ class ExtractionResult:
     warnings: list[str] = field(default_factory=list)
     complete: bool = True
     error: str | None = None  # what stopped the run early (an OCR engine failure); the cues before it are kept
+
+
+_READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it has been read
 
 
 class _OcrWorker:
@@ -107,8 +113,11 @@ class _OcrWorker:
             finally:
                 self.seconds += time.perf_counter() - began
             self.calls += len(batch)
-            for (key, _), reading in zip(batch, readings):
+            for (key, segment), reading in zip(batch, readings):
                 self.results[key] = reading
+                # Segments stay listed until the end for alignment, which needs only their times
+                # and masks: dropping the picture keeps memory flat over a long film.
+                segment.image = _READ
             if self.on_results is not None:
                 self.on_results()
 
@@ -198,6 +207,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         segments.append((segment, key))
 
     last_pts = start
+    total = ((end if end is not None else info.duration) - start) if end is not None or info.duration else None
     try:
         for frame in decode_frames(request, report):
             last_pts = frame.pts
@@ -209,7 +219,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
             if stream is not None and not settings.sample.fps:
                 stream.update(segments, worker.results, [segmenter.horizon for segmenter in segmenters])
             if progress is not None:
-                progress(frame.pts - start, len(segments))
+                progress(frame.pts - start, total, len(segments))
         step = 1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration
         end_pts = last_pts + step if report.frames else start
         for segmenter in segmenters:
