@@ -31,7 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from subextract import __version__
-from subextract.cli import (_count, _positive, _seconds, add_engine_options, add_feed_options, default_output,
+from subextract.cli import (count_arg, positive_arg, time_arg, add_engine_options, add_feed_options, default_output,
                             json_metadata, settings_from_args)
 from subextract.config import OcrSettings, Settings, preset_names
 from subextract.errors import SubextractError
@@ -521,14 +521,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="video files, folders (searched recursively by video extension), list files "
                              f"({', '.join(LIST_EXTENSIONS)}: one path or URL a line) or http(s)/rtmp(s) URLs")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; holds manifest.jsonl)")
-    parser.add_argument("--jobs", type=_count, default=1, metavar="N", help="videos processed at once (default: 1)")
+    parser.add_argument("--jobs", type=count_arg, default=1, metavar="N", help="videos processed at once (default: 1)")
     parser.add_argument("--lang", default="all", metavar="CODE", help="as for subextract VIDEO (default: all)")
     parser.add_argument("--format", choices=("srt", "vtt", "json", "jsonl"), default="srt",
                         help="format of each video's output (default: srt)")
-    parser.add_argument("--start", type=_seconds, default=0.0, metavar="TIME", help="start of each video's range")
-    parser.add_argument("--end", type=_seconds, metavar="TIME", help="end of each video's range")
+    parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of each video's range")
+    parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of each video's range")
     parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H (default: from the preset)")
-    parser.add_argument("--fps", type=_positive, metavar="N", help="analyse N frames a second")
+    parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
     parser.add_argument("--config", metavar="NAME|FILE", help=f"preset ({', '.join(preset_names())}) or a YAML file")
     parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
     parser.add_argument("--hash", action="store_true",

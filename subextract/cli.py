@@ -27,7 +27,7 @@ sub-commands:
 """
 
 
-def _seconds(value: str) -> float:
+def time_arg(value: str) -> float:
     """Seconds as ``90``, ``1:30`` or ``0:01:30.5``."""
     try:
         parts = [float(p) for p in value.split(":")]
@@ -41,7 +41,7 @@ def _seconds(value: str) -> float:
     return total
 
 
-def _positive(value: str) -> float:
+def positive_arg(value: str) -> float:
     try:
         number = float(value)
     except ValueError:
@@ -51,7 +51,7 @@ def _positive(value: str) -> float:
     return number
 
 
-def _count(value: str) -> int:
+def count_arg(value: str) -> int:
     try:
         number = int(value)
     except ValueError:
@@ -87,12 +87,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", choices=("srt", "vtt", "json", "jsonl"), default="srt",
                         help="output format; jsonl writes one JSON object per cue as soon as it is final "
                              "(default: srt)")
-    parser.add_argument("--start", type=_seconds, default=0.0, metavar="TIME", help="start of the range to process")
-    parser.add_argument("--end", type=_seconds, metavar="TIME", help="end of the range to process")
+    parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of the range to process")
+    parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of the range to process")
     parser.add_argument("--region", metavar="WHERE",
                         help="where subtitles are: auto (found by text detection), bottom, top, or X,Y,W,H "
                              "in pixels (default: from the preset, auto)")
-    parser.add_argument("--fps", type=_positive, metavar="N",
+    parser.add_argument("--fps", type=positive_arg, metavar="N",
                         help="analyse N frames a second instead of every frame; boundaries are still "
                              "snapped to the exact frame")
     parser.add_argument("--config", metavar="NAME|FILE",
@@ -115,8 +115,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                           "or the server's only model)")
     ocr.add_argument("--server", metavar="URL", help="openai: the API's base URL, e.g. http://127.0.0.1:8000/v1; "
                                                      "an API key is read from $SUBEXTRACT_API_KEY")
-    ocr.add_argument("--concurrency", type=_count, metavar="N", help="openai: requests in flight at once")
-    ocr.add_argument("--stack", type=_count, metavar="N",
+    ocr.add_argument("--concurrency", type=count_arg, metavar="N", help="openai: requests in flight at once")
+    ocr.add_argument("--stack", type=count_arg, metavar="N",
                      help="stack N subtitle strips into one picture per request (faster on a GPU; a reply that "
                           "does not give one line per strip is read again strip by strip)")
     ocr.add_argument("--engine-option", action="append", type=_engine_option, metavar="KEY=VALUE",

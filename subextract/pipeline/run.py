@@ -86,10 +86,7 @@ class _OcrWorker:
         self._thread.join()
 
     def _read(self, segments: list[Segment]) -> list[Reading]:
-        images = [segment.image for segment in segments]
-        if getattr(self.engine, "reads_line_boxes", False):
-            return self.engine.read_batch(images, [segment.lines for segment in segments])
-        return self.engine.read_batch(images)
+        return self.engine.read_batch([segment.image for segment in segments], [segment.lines for segment in segments])
 
     def _run(self) -> None:
         done = False

@@ -10,6 +10,7 @@ import numpy as np
 
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
+from subextract.stages.lines import Box as LineBox
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,11 @@ class OcrFailure(SubextractError):
 class OcrEngine(Protocol):
     name: str
 
-    def read_batch(self, images: Sequence[np.ndarray]) -> list[Reading]:
-        """One Reading per grey band picture, in order."""
+    def read_batch(self, images: Sequence[np.ndarray],
+                   line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
+        """One Reading per grey band picture, in order. ``line_boxes`` are the text lines the
+        segmenter found in each picture; an engine may use them (rapidocr skips its detector) or
+        read the whole picture (a vision-language model)."""
         ...
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
+from subextract.stages.lines import Box as LineBox
 from subextract.stages.ocr import Reading
 from subextract.stages.ocr.vlm import Reply, SendFailure, read_pictures, to_png
 
@@ -56,7 +57,9 @@ class OpenAiEngine:
         self._pool = ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="ocr-request")
         self.model = self._checked_model(settings.model)
 
-    def read_batch(self, images: Sequence[np.ndarray]) -> list[Reading]:
+    def read_batch(self, images: Sequence[np.ndarray],
+                   line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
+        """The model reads each whole strip: the segmenter's line boxes are not needed."""
         return read_pictures(images, self.settings, self._send_all)
 
     # -- the model --------------------------------------------------------------------------

@@ -38,10 +38,8 @@ class RapidOcrEngine:
         self._engine = _rapidocr(settings.det_side, settings.threads)
         self.fallbacks = 0  # segments whose line boxes were not trusted and went through detection
 
-    # The pipeline passes each segment's line boxes (found in its stroke mask): recognising those
-    # crops skips text detection, which costs several times as much on a CPU.
-    reads_line_boxes = True
-
+    # Recognising the segmenter's line boxes (found in the stroke mask) skips text detection,
+    # which costs several times as much on a CPU.
     def read_batch(self, images: Sequence[np.ndarray],
                    line_boxes: Sequence[Sequence[Box]] | None = None) -> list[Reading]:
         boxes = line_boxes or [()] * len(images)

@@ -18,6 +18,7 @@ import numpy as np
 
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
+from subextract.stages.lines import Box as LineBox
 from subextract.stages.ocr import Reading
 from subextract.stages.ocr.vlm import Reply, read_pictures, to_pil
 
@@ -46,7 +47,9 @@ class VllmEngine:
                                       repetition_penalty=settings.repetition_penalty, logprobs=0,
                                       extra_args=settings.sampling_extra or None)
 
-    def read_batch(self, images: Sequence[np.ndarray]) -> list[Reading]:
+    def read_batch(self, images: Sequence[np.ndarray],
+                   line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
+        """The model reads each whole strip: the segmenter's line boxes are not needed."""
         return read_pictures(images, self.settings, self._generate)
 
     def _generate(self, pictures: Sequence[np.ndarray]) -> list[Reply]:
