@@ -17,3 +17,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 .venv/bin/python -c "from subextract.stages.probe import ffmpeg_exe; print('subextract: ffmpeg at', ffmpeg_exe())"
+# --test: the tests burn subtitles with libass and need a Latin and a CJK font; without them those
+# tests would only skip. Debian's packages are installed when missing (as root, where apt exists).
+if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc-list :lang=en 2>/dev/null | grep -q .; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei >/dev/null
+  else
+    echo "subextract: the subtitle-burning tests need fonts: install fonts-dejavu-core and fonts-wqy-zenhei" >&2
+  fi
+fi
