@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import os
 import sys
 from pathlib import Path
 
@@ -41,24 +40,22 @@ def time_arg(value: str) -> float:
     return total
 
 
-def positive_arg(value: str) -> float:
+def _number(value: str, convert, kind: str, valid, requirement: str):
     try:
-        number = float(value)
+        number = convert(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-    if not (number > 0 and math.isfinite(number)):
-        raise argparse.ArgumentTypeError(f"must be a positive number: {value!r}")
+        raise argparse.ArgumentTypeError(f"not {kind}: {value!r}") from None
+    if not valid(number):
+        raise argparse.ArgumentTypeError(f"must be {requirement}: {value!r}")
     return number
+
+
+def positive_arg(value: str) -> float:
+    return _number(value, float, "a number", lambda n: n > 0 and math.isfinite(n), "a positive number")
 
 
 def count_arg(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value!r}")
-    return number
+    return _number(value, int, "a whole number", lambda n: n >= 1, "at least 1")
 
 
 def _engine_option(value: str) -> tuple[str, object]:

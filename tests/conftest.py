@@ -43,15 +43,6 @@ def run_ffmpeg(*args: str) -> None:
 
 
 @lru_cache(maxsize=1)
-def ffmpeg_version() -> tuple[int, int]:
-    """(major, minor) of subextract's FFmpeg; (99, 0) for git builds that carry no release number."""
-    text = subprocess.run([ffmpeg_exe(), "-hide_banner", "-version"], capture_output=True, text=True,
-                          check=False).stdout
-    match = re.search(r"ffmpeg version n?(\d+)\.(\d+)", text)
-    return (int(match.group(1)), int(match.group(2))) if match else (99, 0)
-
-
-@lru_cache(maxsize=1)
 def ffmpeg_filters() -> str:
     return subprocess.run([ffmpeg_exe(), "-hide_banner", "-filters"], capture_output=True, text=True,
                           check=False).stdout
@@ -59,11 +50,6 @@ def ffmpeg_filters() -> str:
 
 def has_filter(name: str) -> bool:
     return re.search(rf"^\s*\S+\s+{re.escape(name)}\s", ffmpeg_filters(), re.M) is not None
-
-
-# FFmpeg before 7.0 prints showinfo's pts_time with "%.6g" (6 significant digits, exponent form for
-# values under 1e-4); 7.0 switched to fixed-point microseconds.
-OLD_SHOWINFO = ffmpeg_version() < (7, 0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,20 +160,21 @@ def media(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("media")
 
 
+def _font_or_skip(names: tuple[str, ...], fc_pattern: str, packages: str) -> Font:
+    font = find_font(names, fc_pattern)
+    if font is None:
+        pytest.skip(f"no {fc_pattern} font found (install {packages}; scripts/setup.sh --test does)")
+    return font
+
+
 @pytest.fixture(scope="session")
 def latin_font() -> Font:
-    font = find_font(_LATIN_NAMES, ":lang=en")
-    if font is None:
-        pytest.skip("no Latin TrueType font found (install fonts-dejavu-core)")
-    return font
+    return _font_or_skip(_LATIN_NAMES, ":lang=en", "fonts-dejavu-core")
 
 
 @pytest.fixture(scope="session")
 def cjk_font() -> Font:
-    font = find_font(_CJK_NAMES, ":lang=zh")
-    if font is None:
-        pytest.skip("no CJK font found (install fonts-wqy-zenhei or fonts-noto-cjk)")
-    return font
+    return _font_or_skip(_CJK_NAMES, ":lang=zh", "fonts-wqy-zenhei or fonts-noto-cjk")
 
 
 # A moving colour gradient: the picture behind the subtitles changes on every frame.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import FPS, OLD_SHOWINFO, ffmpeg_version
+from conftest import FPS
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames, scaled_size
 
 BOTTOM = Band(0, 280, 640, 80, "bottom")
@@ -149,8 +149,3 @@ def test_truncated_file_decodes_part_way(truncated_faststart):
     assert all(abs(t * FPS - round(t * FPS)) < 1e-4 for t in got)
     assert got == sorted(set(got)) and got[:20] == pytest.approx(grid(0, 19), abs=1e-6)
     assert report.errors, "FFmpeg's complaint about the truncated file should be kept"
-
-
-def test_ffmpeg_version_is_parsed():
-    major, _ = ffmpeg_version()
-    assert major >= 5  # -fps_mode (used by build_command) exists from FFmpeg 5.1

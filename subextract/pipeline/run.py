@@ -22,7 +22,7 @@ from subextract.errors import SubextractError
 from subextract.stages.align import Cue, align
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.language import detect_language, matches_language
-from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, TextLine, create_engine
+from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
 from subextract.stages.probe import VideoInfo, probe
 from subextract.stages.region import TextBox, find_bands
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames

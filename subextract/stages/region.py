@@ -19,8 +19,8 @@ from subextract.stages.probe import VideoInfo
 from subextract.stages.sample import Band, DecodeRequest, decode_frames
 
 _MAX_LINE_HEIGHT = 0.15  # share of the frame height: taller "lines" are not subtitle text
-_EDGE_ZONE = 0.35
-_SAME_EDGES = 0.6  # correlation of edge maps above which two crops show the same glyphs  # a zone seen in one frame only is trusted when this close to the top or bottom
+_EDGE_ZONE = 0.35  # a zone seen in one frame only is trusted when this close to the top or bottom
+_SAME_EDGES = 0.6  # correlation of edge maps above which two crops show the same glyphs
 _BOX = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$")
 
 

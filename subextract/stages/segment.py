@@ -157,9 +157,15 @@ class _OpenSegment:
     gain_before: float | None = None  # PTS of the frame before gain_start
     gain_frames: int = 0
 
-    @property
-    def core(self) -> np.ndarray:
-        return self.votes * 2 >= self.frames
+    core: np.ndarray | None = None  # strokes in at least half of the frames (kept in step with votes)
+
+    def vote(self, mask: np.ndarray) -> None:
+        if self.votes is None:
+            self.votes = mask.astype(np.uint32)
+        else:
+            self.votes += mask
+        self.frames += 1
+        self.core = self.votes * 2 >= self.frames
 
 
 class Segmenter:
@@ -217,12 +223,8 @@ class Segmenter:
 
     def _add(self, segment: _OpenSegment, frame: _Analysed) -> None:
         # A frame that adds a line may start the next subtitle: it must not shape this core.
-        if segment.votes is None:
-            segment.votes = frame.mask.astype(np.uint32)
-            segment.frames = 1
-        elif adds_line(segment.core, frame.mask, self.settings) is None:
-            segment.votes += frame.mask
-            segment.frames += 1
+        if segment.core is None or adds_line(segment.core, frame.mask, self.settings) is None:
+            segment.vote(frame.mask)
         segment.last_shown = frame.pts
         segment.recent.append(frame)
         while len(segment.recent) > self.settings.confirm_frames:
@@ -259,7 +261,7 @@ class Segmenter:
     def finish(self, end_pts: float) -> Iterator[Segment]:
         """Close the open segment (if any) at ``end_pts``, the first frame without its text."""
         segment, self._open = self._open, None
-        if segment is None or segment.votes is None:
+        if segment is None or segment.core is None:
             return
         for frame in segment.recent:
             segment.keeper.offer(frame.band)
