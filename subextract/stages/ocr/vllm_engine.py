@@ -9,13 +9,12 @@ gpu_memory_utilization, max_num_seqs, enforce_eager, ...).
 
 from __future__ import annotations
 
-import math
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from subextract.clients.vllm_runtime import mean_token_probability, one_line, start_llm
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
 from subextract.stages.lines import Box as LineBox
@@ -30,18 +29,10 @@ class VllmEngine:
         if not settings.model:
             raise SubextractError("engine vllm needs a model: --model PATH_OR_HUB_ID (or a preset such as "
                                   "--config paddleocr-vl)")
-        # vLLM logs every engine step at INFO; warnings and errors are what a user needs here.
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
-        try:
-            from vllm import LLM, SamplingParams
-        except ImportError as exc:
-            raise SubextractError(f"engine vllm needs the vllm package ({exc}); on a GPU machine: pip install "
-                                  "vllm, on a CPU: bash scripts/setup_vllm.sh") from None
         self.settings = settings
-        try:
-            self._llm = LLM(model=settings.model, **settings.engine_options)
-        except Exception as exc:  # noqa: BLE001 - vLLM raises anything from OSError to ValueError here
-            raise SubextractError(f"vLLM could not start model {settings.model}: {_one_line(exc)}") from None
+        self._llm = start_llm(settings.model, settings.engine_options, "engine vllm")
+        from vllm import SamplingParams
+
         self._prompt = render_prompt(self._llm, settings)
         self._params = SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens,
                                       repetition_penalty=settings.repetition_penalty, logprobs=0,
@@ -57,8 +48,8 @@ class VllmEngine:
         try:
             outputs = self._llm.generate(requests, self._params, use_tqdm=False)
         except Exception as exc:  # noqa: BLE001 - an engine failure ends the run with one line
-            raise SubextractError(f"vLLM failed: {_one_line(exc)}") from None
-        return [_reply(output.outputs[0]) for output in outputs]
+            raise SubextractError(f"vLLM failed: {one_line(exc)}") from None
+        return [Reply(text=o.outputs[0].text, confidence=mean_token_probability(o.outputs[0])) for o in outputs]
 
 
 def render_prompt(llm: Any, settings: OcrSettings) -> str:
@@ -79,15 +70,3 @@ def render_prompt(llm: Any, settings: OcrSettings) -> str:
         raise SubextractError(f"model {settings.model} has no chat template: set ocr.prompt_template in the config")
     return processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
-
-def _reply(completion: Any) -> Reply:
-    """The text and the mean probability of its tokens (1.0 when vLLM reported none)."""
-    steps = zip(completion.token_ids, completion.logprobs or [])
-    probabilities = [math.exp(step[token].logprob) for token, step in steps if token in step]
-    confidence = sum(probabilities) / len(probabilities) if probabilities else 1.0
-    return Reply(text=completion.text, confidence=confidence)
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
