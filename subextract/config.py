@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -81,16 +82,38 @@ class AlignSettings:
 
 
 @dataclass(frozen=True)
+class TranslateSettings:
+    engine: str
+    model: str
+    server: str
+    batch_size: int
+    context_cues: int
+    retries: int
+    retry_temperature: float
+    temperature: float
+    top_p: float
+    top_k: int
+    repetition_penalty: float
+    max_tokens: int
+    concurrency: int
+    timeout: float
+    request_retries: int
+    engine_options: dict[str, Any]
+    prompts: dict[str, dict[str, str]]
+
+
+@dataclass(frozen=True)
 class Settings:
     region: RegionSettings
     sample: SampleSettings
     segment: SegmentSettings
     ocr: OcrSettings
     align: AlignSettings
+    translate: TranslateSettings
 
 
 _SECTION_TYPES = {"region": RegionSettings, "sample": SampleSettings, "segment": SegmentSettings,
-                  "ocr": OcrSettings, "align": AlignSettings}
+                  "ocr": OcrSettings, "align": AlignSettings, "translate": TranslateSettings}
 
 
 def preset_names() -> list[str]:
@@ -125,17 +148,29 @@ def _merge(base: dict[str, Any], override: dict[str, Any], origin: str) -> dict[
             if key not in merged[section]:
                 raise SubextractError(f"config {origin}: unknown setting {section}.{key}")
             if isinstance(value, dict) and isinstance(merged[section][key], dict):
-                value = {**merged[section][key], **value}  # e.g. ocr.engine_options: change one, keep the rest
+                value = _merged_mapping(merged[section][key], value)
             merged[section][key] = value
     return merged
 
 
-def load_settings(config: str | None = None, overrides: dict[str, dict[str, Any]] | None = None) -> Settings:
-    """``config`` is a preset name (``fast``) or a path to a YAML file; ``overrides`` win over both."""
+def _merged_mapping(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Mappings merge key by key at every depth: a preset changes one of ocr.engine_options, or
+    one prompt of translate.prompts.zh, and keeps the rest."""
+    merged = dict(base)
+    for key, value in override.items():
+        both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+        merged[key] = _merged_mapping(merged[key], value) if both else value
+    return merged
+
+
+def load_settings(config: str | Sequence[str] | None = None,
+                  overrides: dict[str, dict[str, Any]] | None = None) -> Settings:
+    """``config`` is a preset name (``fast``) or a path to a YAML file, or several of them applied
+    in order (an OCR preset and a translator preset); ``overrides`` win over all."""
     data = _read_yaml("default")
-    if config:
-        is_path = config.endswith((".yaml", ".yml")) or "/" in config
-        data = _merge(data, _read_yaml(Path(config) if is_path else config), config)
+    for name in [config] if isinstance(config, str) else config or []:
+        is_path = name.endswith((".yaml", ".yml")) or "/" in name
+        data = _merge(data, _read_yaml(Path(name) if is_path else name), name)
     if overrides:
         given = {section: {k: v for k, v in values.items() if v is not None} for section, values in overrides.items()}
         data = _merge(data, given, "command line")
