@@ -8,21 +8,24 @@ import math
 import sys
 from pathlib import Path
 
-from subextract.config import Settings, load_settings, preset_names
+from subextract.config import Settings, TranslateSettings, load_settings, preset_names
 from subextract.errors import SubextractError
 
-SUBCOMMANDS = ("score", "batch")
+SUBCOMMANDS = ("score", "batch", "translate")
 
 _EPILOG = """examples:
   subextract movie.mp4 --lang zh              writes movie.zh.srt next to the video
   subextract talk.mkv -o - --format json      cues with confidence as JSON on stdout
   subextract clip.mp4 --start 60 --end 120 --region bottom --config fast
+  subextract movie.mp4 --lang zh --translate en --translator-server http://gpu:8000/v1
+                                              movie.zh.srt and movie.en.srt (same cues, same times)
   subextract https://host/live.m3u8 --region bottom --format jsonl -o - --watchlist words.txt
                                               one JSON line per cue as soon as it is final
 
 sub-commands:
   subextract score REF.srt HYP.srt [--json]   accuracy and timing of HYP against REF
   subextract batch INPUT... --out DIR         many videos, resumable, in parallel (docs/batch.md)
+  subextract translate SUBS.srt --to en       translate an existing SRT or WebVTT file
 """
 
 
@@ -92,13 +95,57 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fps", type=positive_arg, metavar="N",
                         help="analyse N frames a second instead of every frame; boundaries are still "
                              "snapped to the exact frame")
-    parser.add_argument("--config", metavar="NAME|FILE",
-                        help=f"preset ({', '.join(preset_names())}) or a YAML file overriding default.yaml")
+    add_config_option(parser)
     add_engine_options(parser)
+    translation = add_translator_options(parser)
+    translation.add_argument("--translate", metavar="LANG", type=language_arg,
+                             help="also write the cues translated into LANG (e.g. en) by an LLM, as VIDEO.LANG.FORMAT")
     add_feed_options(parser)
     parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     return parser
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="NAME|FILE", action="append",
+                        help=f"preset ({', '.join(preset_names())}) or a YAML file overriding default.yaml; "
+                             "repeat to layer them, e.g. --config paddleocr-vl --config hunyuan-mt")
+
+
+def language_arg(value: str) -> str:
+    from subextract.translate import checked_language
+
+    try:
+        return checked_language(value)
+    except SubextractError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_translator_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The translator options (shared with ``subextract translate``); returns their group."""
+    group = parser.add_argument_group("translation by an LLM (README, \"Translation\")")
+    group.add_argument("--bilingual", action="store_true",
+                       help="write one file whose cues hold the original lines and, below them, the translation")
+    group.add_argument("--translator-server", metavar="URL",
+                       help="an OpenAI-compatible server doing the translation, e.g. `vllm serve "
+                            "tencent/Hunyuan-MT-7B` at http://HOST:8000/v1 (API key: $SUBEXTRACT_API_KEY)")
+    group.add_argument("--translator-model", metavar="PATH|NAME",
+                       help="the translation model: run in this process by vLLM, or the served model's name "
+                            "with --translator-server (default: from the preset, or the server's only model)")
+    group.add_argument("--glossary", metavar="FILE",
+                       help="terms to translate one fixed way: SOURCE<TAB>TARGET per line")
+    return group
+
+
+def translator_settings(args: argparse.Namespace, settings: Settings) -> TranslateSettings:
+    """The translate section with the translator options applied: a server means engine openai;
+    a model alone runs in this process unless the preset says otherwise."""
+    translate = settings.translate
+    if args.translator_server:
+        translate = dataclasses.replace(translate, engine="openai", server=args.translator_server)
+    if args.translator_model:
+        translate = dataclasses.replace(translate, model=args.translator_model, engine=translate.engine or "vllm")
+    return translate
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -182,6 +229,72 @@ def json_metadata(video: str, lang: str, result) -> dict:
             "complete": result.complete, "warnings": result.warnings}
 
 
+def _check_translation_args(args: argparse.Namespace) -> None:
+    if args.bilingual and not args.translate:
+        raise SubextractError("--bilingual needs --translate LANG")
+    if args.translate and args.format == "jsonl":
+        raise SubextractError("--translate works on the whole cue list: use --format srt, vtt or json")
+    if args.translate and args.output == "-" and not args.bilingual:
+        raise SubextractError("--translate writes two files: give -o FILE (the translation goes beside it) "
+                              "or add --bilingual for one")
+
+
+def language_output(path: str, language: str, new_tag: str) -> str:
+    """``path`` with its language tag (``movie.zh.srt``) replaced by ``new_tag``, or ``new_tag``
+    added before the extension when it has none."""
+    target = Path(path)
+    stem, suffix = target.stem, target.suffix
+    if language and stem.endswith(f".{language}"):
+        stem = stem[: -len(language) - 1]
+    return str(target.with_name(f"{stem}.{new_tag}{suffix}"))
+
+
+def _translation_outputs(args: argparse.Namespace, output: str) -> tuple[str | None, str | None]:
+    """(the original cues' file, the translation's file); the original's is None with --bilingual."""
+    if not args.translate:
+        return output, None
+    source_tag = args.lang if args.lang not in ("all", "auto") else "orig"
+    if args.bilingual:
+        return None, args.output or default_output(args.video, f"{source_tag}+{args.translate}", args.format)
+    return output, language_output(output, args.lang, args.translate)
+
+
+def run_translation(translator, cues, source: str, target: str, quiet: bool):
+    """Translate with a progress bar on a terminal and one summary line at the end."""
+    from subextract.translate import translate_cues
+
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if quiet or not sys.stderr.isatty():
+            return
+        if bar is None:
+            from tqdm import tqdm
+
+            bar = tqdm(total=total, unit="cue", desc=f"translating {source}→{target}", file=sys.stderr)
+        bar.n = done
+        bar.refresh()
+
+    try:
+        translation = translate_cues(translator, cues, source, target, progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    for warning in translation.result.warnings:
+        print(f"subextract: warning: {warning}", file=sys.stderr)
+    if not quiet:
+        t = translation.result.stats
+        print(f"subextract: translated {t.cues} cues {source}→{target} | {t.requests} requests, {t.retries} retried, "
+              f"{t.splits} batches split, {t.single} cues alone, {t.kept_original} kept original | "
+              f"{t.seconds:.1f} s", file=sys.stderr)
+    return translation
+
+
+def translation_metadata(source: str, target: str, stats) -> dict:
+    return {"from": source, "to": target, **dataclasses.asdict(stats)}
+
+
 def run_extract(args: argparse.Namespace) -> int:
     from subextract.pipeline.run import extract
     from subextract.feeds import CueFeed, FeedSink, watchlist_option
@@ -190,12 +303,21 @@ def run_extract(args: argparse.Namespace) -> int:
     from subextract.stages.write import check_writable, render, write_text
 
     check_readable(args.video)
+    _check_translation_args(args)
     if is_url(args.video) and not args.output:
         raise SubextractError(f"{args.video}: a URL has no folder to write next to; give -o FILE or -o -")
     output = args.output or default_output(args.video, args.lang, args.format)
-    check_writable(output, args.force)
+    original_output, translation_output = _translation_outputs(args, output)
+    for path in (original_output, translation_output):
+        if path is not None:
+            check_writable(path, args.force)
     feed = CueFeed(args.video, watchlist_option(args.watchlist, args.only_flagged), args.only_flagged)
     settings = settings_from_args(args)
+    translator = None
+    if args.translate:
+        from subextract.translate import open_translator
+
+        translator = open_translator(translator_settings(args, settings), args.glossary)
     bar = _ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
     # jsonl goes out cue by cue while the video runs; the other formats are written whole at the end.
     sink = FeedSink(output) if args.format == "jsonl" else None
@@ -208,9 +330,10 @@ def run_extract(args: argparse.Namespace) -> int:
             sink.close()
     cues = feed.kept(result.cues)
     s = result.stats
-    if sink is None:
-        write_text(output, render(cues, args.format, json_metadata(args.video, args.lang, result)))
-    elif not sink.lines:
+    metadata = json_metadata(args.video, args.lang, result)
+    if sink is None and original_output is not None:
+        write_text(original_output, render(cues, args.format, metadata))
+    elif sink is not None and not sink.lines:
         write_text(output, "")  # nothing to stream: still an (empty) feed file, as an SRT would be
     for warning in result.warnings:
         print(f"subextract: warning: {warning}", file=sys.stderr)
@@ -219,11 +342,98 @@ def run_extract(args: argparse.Namespace) -> int:
         print(f"subextract: warning: stopped early; the {len(cues)} cues read before that were written",
               file=sys.stderr)
     if not args.quiet:
-        where = "stdout" if output == "-" else output
+        where = "stdout" if output == "-" else (original_output or "translation")
         rate = f" ({s.ocr_calls / s.ocr_seconds:.1f} crops/s)" if s.ocr_seconds > 0 else ""
         print(f"subextract: {len(cues)} cues → {where} | {s.ocr_calls} OCR calls{rate}, {s.segments} segments, "
               f"{s.frames} frames | {s.wall_seconds:.1f} s wall, {s.realtime_factor:.1f}x real time", file=sys.stderr)
-    return 0 if result.complete else 3
+    status = 0 if result.complete else 3
+    if translator is not None:
+        status = max(status, _translate_and_write(args, translator, cues, metadata, translation_output))
+    return status
+
+
+def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: dict, translation_output: str) -> int:
+    """Write the translation (or, with --bilingual, the bilingual file); when the translator
+    fails, the extracted cues are kept in the original's file and the exit code is 3."""
+    from subextract.stages.write import render, write_text
+    from subextract.translate import source_language
+
+    source = args.lang if args.lang not in ("all", "auto") else source_language(cues)
+    try:
+        translation = run_translation(translator, cues, source, args.translate, args.quiet)
+    except SubextractError as exc:
+        print(f"subextract: error: translation failed: {exc}", file=sys.stderr)
+        if args.bilingual:
+            kept = default_output(args.video, args.lang, args.format)
+            if Path(kept).exists() and not args.force:
+                print(f"subextract: warning: the extracted cues were not kept: {kept} exists", file=sys.stderr)
+            else:
+                write_text(kept, render(cues, args.format, metadata))
+                print(f"subextract: warning: the extracted cues were written to {kept}", file=sys.stderr)
+        return 3
+    finally:
+        translator.model.close()
+    chosen = translation.bilingual if args.bilingual else translation.translated
+    described = {**metadata, "translation": translation_metadata(source, args.translate, translation.result.stats)}
+    write_text(translation_output, render(chosen, args.format, described))
+    if not args.quiet:
+        where = "stdout" if translation_output == "-" else translation_output
+        print(f"subextract: {len(chosen)} {'bilingual' if args.bilingual else 'translated'} cues → {where}",
+              file=sys.stderr)
+    return 0
+
+
+def run_translate_file(argv: list[str]) -> int:
+    """``subextract translate SUBS --to LANG``: an existing SRT or WebVTT file translated."""
+    from subextract.scoring import CueFileError, load_cues
+    from subextract.stages.align import Cue
+    from subextract.stages.language import detect_language
+    from subextract.stages.write import check_writable, render, write_text
+    from subextract.translate import open_translator, source_language
+
+    parser = argparse.ArgumentParser(
+        prog="subextract translate", description="Translate an SRT or WebVTT file with an LLM, keeping every "
+                                                 "cue and its times.")
+    parser.add_argument("subtitles", help="the SRT or WebVTT (.vtt) file to translate")
+    parser.add_argument("--to", required=True, type=language_arg, metavar="LANG", help="target language, e.g. en")
+    parser.add_argument("--from", dest="source", type=language_arg, metavar="LANG",
+                        help="the file's language (default: detected from its text)")
+    parser.add_argument("-o", "--output", metavar="PATH",
+                        help="output file, or - for stdout (default: SUBS with its language tag replaced by LANG, "
+                             "or SUBS.FROM+LANG with --bilingual)")
+    parser.add_argument("--format", choices=("srt", "vtt", "json"),
+                        help="output format (default: the input's)")
+    add_config_option(parser)
+    add_translator_options(parser)
+    parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    args = parser.parse_args(argv)
+    fmt = args.format or ("vtt" if args.subtitles.lower().endswith(".vtt") else "srt")
+    try:
+        timed = load_cues(args.subtitles)
+    except CueFileError as exc:
+        raise SubextractError(str(exc)) from None
+    cues = [Cue(t.start, t.end, tuple(lines), tuple(detect_language(line) for line in lines), 1.0)
+            for t in timed for lines in [[line for line in t.text.splitlines() if line.strip()] or [""]]]
+    source = args.source or source_language(cues)
+    if args.output:
+        output = args.output
+    else:
+        named = Path(args.subtitles).with_suffix(f".{fmt}")
+        output = language_output(str(named), source, f"{source}+{args.to}" if args.bilingual else args.to)
+    check_writable(output, args.force)
+    translator = open_translator(translator_settings(args, load_settings(args.config)), args.glossary)
+    try:
+        translation = run_translation(translator, cues, source, args.to, args.quiet)
+    finally:
+        translator.model.close()
+    chosen = translation.bilingual if args.bilingual else translation.translated
+    metadata = {"subtitles": args.subtitles,
+                "translation": translation_metadata(source, args.to, translation.result.stats)}
+    write_text(output, render(chosen, fmt, metadata))
+    if not args.quiet:
+        print(f"subextract: {len(chosen)} cues → {'stdout' if output == '-' else output}", file=sys.stderr)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
             from subextract import batch
 
             return batch.main(argv[1:])
+        if argv and argv[0] == "translate":
+            return run_translate_file(argv[1:])
         return run_extract(build_parser().parse_args(argv))
     except SubextractError as exc:
         print(f"subextract: error: {exc}", file=sys.stderr)

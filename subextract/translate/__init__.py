@@ -1,0 +1,72 @@
+"""Translation stage: cues in, the same cues (same times, same count) in another language out,
+translated by an LLM (``models``) through an alignment-safe numbered-line protocol
+(``protocol``, ``translator``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from subextract.config import TranslateSettings
+from subextract.errors import SubextractError
+from subextract.stages.align import Cue
+from subextract.stages.write import main_language
+from subextract.translate.models import ChatModel, create_chat_model
+from subextract.translate.protocol import Glossary, Languages, checked_language
+from subextract.translate.translator import Progress, TranslationResult, TranslationStats, Translator
+
+__all__ = ["CueTranslation", "Glossary", "TranslationStats", "checked_language", "open_translator",
+           "source_language", "translate_cues"]
+
+_PLACEHOLDERS = {"source": "", "target": "", "count": 0, "lines": "", "context": "", "glossary": "", "text": "",
+                 "terms": ""}
+
+
+@dataclass(frozen=True)
+class CueTranslation:
+    translated: list[Cue]  # the translation alone, one cue per original cue, same times
+    bilingual: list[Cue]   # the original lines followed by the translation
+    result: TranslationResult
+
+
+def open_translator(settings: TranslateSettings, glossary_path: str | None = None) -> Translator:
+    """The translator, its model started (or its server checked) now: a wrong setting fails
+    before the video is processed, not after."""
+    _check_prompts(settings)
+    glossary = Glossary.load(glossary_path)
+    model: ChatModel = create_chat_model(settings)
+    return Translator(settings, model, glossary)
+
+
+def source_language(cues: Sequence[Cue]) -> str:
+    """The main language of most cues (``und`` when none is known)."""
+    votes = Counter(main_language(cue) for cue in cues)
+    votes.pop("und", None)
+    return votes.most_common(1)[0][0] if votes else "und"
+
+
+def translate_cues(translator: Translator, cues: Sequence[Cue], source: str, target: str,
+                   progress: Progress | None = None) -> CueTranslation:
+    # A cue's lines are one sentence wrapped for the screen: translated as one line.
+    texts = [" ".join(line.strip() for line in cue.lines) for cue in cues]
+    result = translator.translate(texts, Languages(source=source, target=target), progress)
+    translated, bilingual = [], []
+    for cue, text in zip(cues, result.texts):
+        translated.append(Cue(cue.start, cue.end, (text,), (target,), cue.confidence, cue.band))
+        bilingual.append(Cue(cue.start, cue.end, (*cue.lines, text), (*cue.languages, target), cue.confidence,
+                             cue.band))
+    return CueTranslation(translated=translated, bilingual=bilingual, result=result)
+
+
+def _check_prompts(settings: TranslateSettings) -> None:
+    for language in ("en", "zh"):
+        templates = settings.prompts.get(language) or {}
+        for key in ("system", "batch", "context", "cue", "cue_context", "glossary", "term", "any_language"):
+            if key not in templates:
+                raise SubextractError(f"translate.prompts.{language}.{key}: missing from the config")
+            try:
+                templates[key].format(**_PLACEHOLDERS)
+            except (KeyError, IndexError, ValueError) as exc:
+                raise SubextractError(f"translate.prompts.{language}.{key}: bad placeholder ({exc}); "
+                                      f"use {{{'}, {'.join(_PLACEHOLDERS)}}}") from None
