@@ -232,6 +232,8 @@ def json_metadata(video: str, lang: str, result) -> dict:
 def _check_translation_args(args: argparse.Namespace) -> None:
     if args.bilingual and not args.translate:
         raise SubextractError("--bilingual needs --translate LANG")
+    if args.translate and args.translate == args.lang:
+        raise SubextractError(f"--translate {args.translate}: the cues are already in that language")
     if args.translate and args.format == "jsonl":
         raise SubextractError("--translate works on the whole cue list: use --format srt, vtt or json")
     if args.translate and args.output == "-" and not args.bilingual:
@@ -416,6 +418,8 @@ def run_translate_file(argv: list[str]) -> int:
     cues = [Cue(t.start, t.end, tuple(lines), tuple(detect_language(line) for line in lines), 1.0)
             for t in timed for lines in [[line for line in t.text.splitlines() if line.strip()] or [""]]]
     source = args.source or source_language(cues)
+    if source == args.to:
+        raise SubextractError(f"{args.subtitles} is already in {args.to}")
     if args.output:
         output = args.output
     else:

@@ -226,6 +226,7 @@ def test_output_names():
 @pytest.mark.parametrize("extra, message", [
     (["--translate", "en"], "--translate needs a translator: --translator-server"),
     (["--bilingual"], "--bilingual needs --translate LANG"),
+    (["--translate", "zh", "--translator-server", "http://127.0.0.1:9/v1"], "already in that language"),
     (["--translate", "en", "--format", "jsonl", "--translator-server", "http://127.0.0.1:9/v1"],
      "--translate works on the whole cue list"),
     (["--translate", "en", "--translator-server", "http://127.0.0.1:9/v1"],
