@@ -31,9 +31,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from subextract import __version__
-from subextract.cli import (count_arg, positive_arg, time_arg, add_engine_options, add_feed_options, default_output,
-                            json_metadata, settings_from_args)
-from subextract.config import OcrSettings, Settings, preset_names
+from subextract.cli import (add_config_option, add_engine_options, add_feed_options, add_translate_option,
+                            add_translator_options, check_translation_options, count_arg, default_output,
+                            json_metadata, language_output, positive_arg, settings_from_args, time_arg,
+                            translation_metadata, translator_settings)
+from subextract.config import OcrSettings, Settings
 from subextract.errors import SubextractError
 from subextract.feeds import CueFeed, FeedSink, Watchlist, watchlist_option
 from subextract.pipeline.run import ExtractionResult, extract
@@ -286,12 +288,20 @@ class Options:
     only_flagged: bool
     feed: FeedSink | None
     quiet: bool
+    translate: str | None = None  # target language of a translation written beside each output
+    bilingual: bool = False
+    translator: Any = None  # subextract.translate's Translator, shared by the jobs
 
     def settings_key(self) -> str:
         return settings_key(self.settings, {
             "lang": self.lang, "format": self.fmt, "start": self.start, "end": self.end,
             "watchlist": [term.label for term in self.watchlist.terms] if self.watchlist else None,
-            "only_flagged": self.only_flagged})
+            "only_flagged": self.only_flagged, "translate": self.translate, "bilingual": self.bilingual})
+
+    def translation_output(self, output: Path) -> Path:
+        source_tag = self.lang if self.lang not in ("all", "auto") else "orig"
+        tag = f"{source_tag}+{self.translate}" if self.bilingual else self.translate
+        return Path(language_output(str(output), self.lang, tag))
 
 
 @dataclass(frozen=True)
@@ -393,6 +403,7 @@ class BatchRunner:
             if self.stop.is_set() and not result.complete:
                 raise _Cancelled  # Ctrl-C on a terminal stops FFmpeg too: the video only looks cut short
             self._write(job, feed, result)
+            translation = self._translate(job, feed, result) if self.options.translator is not None else None
         except Exception as exc:  # noqa: BLE001 - any failure is this video's, recorded, never the batch's
             if self.stop.is_set():
                 return {"status": "interrupted"}
@@ -406,6 +417,11 @@ class BatchRunner:
             "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings}
         if result.error is not None:  # the OCR engine failed part-way: the cues before that were written
             fields["error"] = result.error
+        if isinstance(translation, str):  # the translator failed: the extracted cues are written, no translation
+            fields.update(status="partial", error=translation)
+        elif translation is not None:
+            fields["outputs"].append(self._relative(self.options.translation_output(job.output)))
+            fields["translation"] = translation
         if self.options.watchlist is not None:
             fields["flagged"] = sum(1 for cue in result.cues if self.options.watchlist.matches(cue.text))
         return fields
@@ -418,6 +434,25 @@ class BatchRunner:
         job.output.parent.mkdir(parents=True, exist_ok=True)
         _sweep_temporaries(job.output)
         write_text(str(job.output), text)
+
+    def _translate(self, job: Job, feed: CueFeed, result: ExtractionResult) -> dict[str, Any] | str:
+        """Write the video's translation (or bilingual file) beside its output; the translation's
+        statistics, or the error message when the translator failed."""
+        from subextract.translate import source_language, translate_cues
+
+        cues = feed.kept(result.cues)
+        source = self.options.lang if self.options.lang not in ("all", "auto") else source_language(cues)
+        try:
+            translation = translate_cues(self.options.translator, cues, source, self.options.translate)
+        except SubextractError as exc:
+            return f"translation failed: {exc}"
+        chosen = translation.bilingual if self.options.bilingual else translation.translated
+        described = translation_metadata(source, self.options.translate, translation.result.stats)
+        output = self.options.translation_output(job.output)
+        _sweep_temporaries(output)
+        metadata = {**json_metadata(job.video, self.options.lang, result), "translation": described}
+        write_text(str(output), render(chosen, self.options.fmt, metadata))
+        return described
 
     def _check_stop(self, _done: float, _total: float | None, _segments: int) -> None:
         if self.stop.is_set():
@@ -529,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of each video's range")
     parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H (default: from the preset)")
     parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
-    parser.add_argument("--config", metavar="NAME|FILE", help=f"preset ({', '.join(preset_names())}) or a YAML file")
+    add_config_option(parser)
     parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
     parser.add_argument("--hash", action="store_true",
                         help="know unchanged inputs by content (SHA-256) rather than size and modification time")
@@ -537,6 +572,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also stream every cue of every video as JSON lines, each as soon as it is final, to "
                              "stdout (-) or a file (appended to, so it gathers the cues of every run)")
     add_engine_options(parser)
+    translation = add_translator_options(parser)
+    add_translate_option(translation)
     add_feed_options(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-video lines and no summary")
     return parser
@@ -544,6 +581,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
+    check_translation_options(args)
+    settings = settings_from_args(args)
+    translator = None
+    if args.translate:
+        from subextract.translate import open_translator
+
+        # Opened before anything is written: a missing translator fails the batch now, not video by video.
+        translator = open_translator(translator_settings(args, settings), args.glossary)
     out_dir = Path(args.out)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -556,11 +601,16 @@ def main(argv: Sequence[str]) -> int:
                               f"(extensions: {' '.join(sorted(VIDEO_EXTENSIONS))})")
     # A feed file gathers the cues of every run (a re-run adds the videos it redoes).
     feed = FeedSink(args.feed, mode="a") if args.feed else None
-    options = Options(out_dir=out_dir, settings=settings_from_args(args), lang=args.lang, fmt=args.format,
+    options = Options(out_dir=out_dir, settings=settings, lang=args.lang, fmt=args.format,
                       start=args.start, end=args.end, jobs=args.jobs, use_hash=args.hash,
                       retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
-                      feed=feed, quiet=args.quiet)
-    return run_batch(jobs, options)
+                      feed=feed, quiet=args.quiet, translate=args.translate, bilingual=args.bilingual,
+                      translator=translator)
+    try:
+        return run_batch(jobs, options)
+    finally:
+        if translator is not None:
+            translator.model.close()
 
 
 def run_batch(jobs: Sequence[Job], options: Options) -> int:

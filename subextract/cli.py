@@ -97,9 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "snapped to the exact frame")
     add_config_option(parser)
     add_engine_options(parser)
-    translation = add_translator_options(parser)
-    translation.add_argument("--translate", metavar="LANG", type=language_arg,
-                             help="also write the cues translated into LANG (e.g. en) by an LLM, as VIDEO.LANG.FORMAT")
+    add_translate_option(add_translator_options(parser))
     add_feed_options(parser)
     parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
@@ -135,6 +133,21 @@ def add_translator_options(parser: argparse.ArgumentParser) -> argparse._Argumen
     group.add_argument("--glossary", metavar="FILE",
                        help="terms to translate one fixed way: SOURCE<TAB>TARGET per line")
     return group
+
+
+def add_translate_option(group: argparse._ArgumentGroup) -> None:
+    group.add_argument("--translate", metavar="LANG", type=language_arg,
+                       help="also write the cues translated into LANG (e.g. en) by an LLM, as VIDEO.LANG.FORMAT")
+
+
+def check_translation_options(args: argparse.Namespace) -> None:
+    """--translate/--bilingual against --lang and --format (shared with ``subextract batch``)."""
+    if args.bilingual and not args.translate:
+        raise SubextractError("--bilingual needs --translate LANG")
+    if args.translate and args.translate == args.lang:
+        raise SubextractError(f"--translate {args.translate}: the cues are already in that language")
+    if args.translate and args.format == "jsonl":
+        raise SubextractError("--translate works on the whole cue list: use --format srt, vtt or json")
 
 
 def translator_settings(args: argparse.Namespace, settings: Settings) -> TranslateSettings:
@@ -230,12 +243,7 @@ def json_metadata(video: str, lang: str, result) -> dict:
 
 
 def _check_translation_args(args: argparse.Namespace) -> None:
-    if args.bilingual and not args.translate:
-        raise SubextractError("--bilingual needs --translate LANG")
-    if args.translate and args.translate == args.lang:
-        raise SubextractError(f"--translate {args.translate}: the cues are already in that language")
-    if args.translate and args.format == "jsonl":
-        raise SubextractError("--translate works on the whole cue list: use --format srt, vtt or json")
+    check_translation_options(args)
     if args.translate and args.output == "-" and not args.bilingual:
         raise SubextractError("--translate writes two files: give -o FILE (the translation goes beside it) "
                               "or add --bilingual for one")

@@ -241,6 +241,14 @@ def test_translation_fails_fast_and_writes_nothing(tmp_path, capsys, extra, mess
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4"]
 
 
+def test_batch_translation_fails_before_any_work(tmp_path, capsys):
+    out = tmp_path / "subs"
+    code = main(["batch", str(REPO / "sample_videos" / "zh_bottom.mp4"), "--out", str(out), "--lang", "zh",
+                 "--translate", "en", "--translator-server", "http://127.0.0.1:9/v1"])
+    assert code == 2 and "translation server http://127.0.0.1:9/v1 is unreachable" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_translate_command_errors(tmp_path, capsys):
     broken = tmp_path / "broken.srt"
     broken.write_text("1\nnot a time line\nhello\n\n")

@@ -31,6 +31,8 @@ os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")             # GiB; the defa
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")     # in-process: half the start time and RAM
 
 from subextract.cli import main  # noqa: E402
+from subextract.stages.align import Cue  # noqa: E402
+from subextract.stages.write import render_vtt  # noqa: E402
 from vlm_fixtures import REPO, SAMPLE, SAMPLE_SRT, RecordingProxy, VllmServer, tiny_translator  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -83,12 +85,15 @@ def proxy(server) -> Iterator[RecordingProxy]:
     recording.client.close()
 
 
-def test_srt_file_in_process(model, tmp_path):
+def test_webvtt_file_in_process(model, tmp_path):
+    reference = pysrt.open(str(SAMPLE_SRT))
+    webvtt_file = tmp_path / "zh_bottom.zh.vtt"
+    webvtt_file.write_text(render_vtt([Cue(c.start.ordinal / 1000, c.end.ordinal / 1000, tuple(c.text.splitlines()),
+                                           ("zh",) * len(c.text.splitlines()), 1.0) for c in reference]))
     out = tmp_path / "zh_bottom.en.json"
-    code, err = run_cli("translate", SAMPLE_SRT, "--to", "en", "--translator-model", model,
+    code, err = run_cli("translate", webvtt_file, "--to", "en", "--translator-model", model,
                         "--config", translator_config(tmp_path / "t.yaml"), "--format", "json", "-o", out)
     assert code == 0, err
-    reference = pysrt.open(str(SAMPLE_SRT))
     result = json.loads(out.read_text())
     assert [(round(c["start"] * 1000), round(c["end"] * 1000)) for c in result["cues"]] == times(reference)
     assert all(c["text"].strip() and c["languages"] == ["en"] for c in result["cues"])
@@ -134,6 +139,21 @@ def test_bilingual_with_glossary(proxy, tmp_path):
     prompts = [body["messages"][-1]["content"] for body in proxy.bodies]
     assert any(f"{term} 翻译成 PINNED-TERM" in p for p in prompts)
     assert all("PINNED-TERM" not in p for p in prompts if term not in p)
+
+
+def test_batch_with_translation(proxy, tmp_path):
+    out = tmp_path / "subs"
+    argv = ["batch", SAMPLE, "--out", out, "--lang", "zh", "--end", 8, "--region", "bottom", "--translate", "en",
+            "--translator-server", proxy.url, "--config", translator_config(tmp_path / "t.yaml"), "-q"]
+    code, err = run_cli(*argv)
+    assert code == 0, err
+    original, translated = pysrt.open(str(out / "zh_bottom.zh.srt")), pysrt.open(str(out / "zh_bottom.en.srt"))
+    assert len(original) == 2 and times(translated) == times(original)
+    record = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()][-1]
+    assert record["status"] == "done" and record["outputs"] == ["zh_bottom.zh.srt", "zh_bottom.en.srt"]
+    assert record["translation"]["cues"] == 2
+    requests = len(proxy.bodies)
+    assert run_cli(*argv) == (0, "") and len(proxy.bodies) == requests  # a re-run skips the done video
 
 
 def test_server_killed_mid_translation(server, tmp_path):

@@ -8,6 +8,7 @@ one ``LLM.chat`` so continuous batching keeps the device busy.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -88,6 +89,7 @@ class VllmChatModel:
             raise SubextractError("translator vllm needs a model: --translator-model PATH_OR_HUB_ID")
         self.settings = settings
         self._llm = start_llm(settings.model, settings.engine_options, "translator vllm")
+        self._lock = threading.Lock()  # vLLM's LLM is not thread-safe; batch jobs share one model
 
     def complete(self, prompts: Sequence[Prompt], temperatures: Sequence[float]) -> list[str]:
         from vllm import SamplingParams
@@ -96,7 +98,8 @@ class VllmChatModel:
         params = [SamplingParams(temperature=t, top_p=s.top_p, top_k=s.top_k, max_tokens=s.max_tokens,
                                  repetition_penalty=s.repetition_penalty) for t in temperatures]
         try:
-            outputs = self._llm.chat([_messages(p) for p in prompts], params, use_tqdm=False)
+            with self._lock:
+                outputs = self._llm.chat([_messages(p) for p in prompts], params, use_tqdm=False)
         except Exception as exc:  # noqa: BLE001 - an engine failure ends the translation with one line
             raise SubextractError(f"vLLM failed: {one_line(exc)}") from None
         return [output.outputs[0].text for output in outputs]
