@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from subextract.config import load_settings
-from subextract.stages.segment import Segmenter, mask_difference, text_mask
+from subextract.stages.segment import Segmenter, _FrameKeeper, mask_difference, text_mask
 
 SETTINGS = load_settings().segment
 H, W = 80, 640
@@ -225,3 +225,14 @@ def test_segments_of_separate_bands_are_labelled():
         out.extend(segmenter.push(pts, with_text(background(i, "flat"), "HELLO WORLD")))
     out.extend(segmenter.finish(0.4))
     assert [s.band for s in out] == [3]
+
+
+@pytest.mark.parametrize("count", range(1, 9))
+def test_ocr_picture_is_the_per_pixel_median_of_the_kept_frames(count):
+    keeper = _FrameKeeper(8)
+    rng = np.random.default_rng(count)
+    frames = [rng.integers(0, 256, (H, W)).astype(np.uint8) for _ in range(count)]
+    for frame in frames:
+        keeper.offer(frame)
+    assert np.array_equal(keeper.median(), np.median(np.stack(frames), axis=0).astype(np.uint8))
+    assert all(np.array_equal(kept, frame) for kept, frame in zip(keeper.frames, frames))  # left as they were
