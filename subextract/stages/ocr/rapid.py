@@ -53,13 +53,18 @@ class RapidOcrEngine:
         return readings
 
     def _read_lines(self, bgr: np.ndarray, lines: Sequence[Box]) -> Reading | None:
-        """Recognise the given line crops; None when any line is not read with confidence."""
-        crops = [bgr[y0:y1, x0:x1] for x0, y0, x1, y1 in lines]
-        result = self._engine.recognize_txt(crops)
-        read = [TextLine(text=text.strip(), confidence=float(score), box=box)
-                for text, score, box in zip(result.txts, result.scores, lines)]
-        if any(line.confidence < self.settings.trust_line_boxes or not line.text for line in read):
-            return None
+        """Recognise the given line crops; None when any line is not read with confidence.
+        Lines are read one by one and the first untrusted one ends the attempt: a mask full of
+        background "lines" (eight or nine of them) would otherwise cost a second of recognition
+        before the detector runs anyway."""
+        read = []
+        for box in lines:
+            x0, y0, x1, y1 = box
+            result = self._engine.recognize_txt([bgr[y0:y1, x0:x1]])
+            line = TextLine(text=result.txts[0].strip(), confidence=float(result.scores[0]), box=box)
+            if line.confidence < self.settings.trust_line_boxes or not line.text:
+                return None
+            read.append(line)
         return Reading(lines=tuple(read))
 
     def _read(self, bgr: np.ndarray) -> Reading:
