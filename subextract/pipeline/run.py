@@ -3,6 +3,8 @@
 Decoding runs in FFmpeg's own process and OCR in a worker thread (ONNX Runtime releases the GIL),
 so reading frames, segmenting and OCR overlap. Segments are OCR'd as soon as they close; the
 worker takes whatever has queued up as one batch, which lets batching engines fill the device.
+The embedded engine is set up on a thread of its own while FFmpeg probes and pre-scans, and
+the worker tags each reading's language (py3langid loads its model then) while decoding goes on.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -64,8 +67,8 @@ _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it h
 class _OcrWorker:
     """Reads queued segments in batches on a background thread; results keyed by submission order."""
 
-    def __init__(self, engine: OcrEngine, max_batch: int = 16) -> None:
-        self.engine = engine
+    def __init__(self, engine: "Future[OcrEngine]", max_batch: int = 16) -> None:
+        self._engine = engine
         self.max_batch = max_batch
         self.results: dict[int, Reading] = {}
         self.calls = 0
@@ -85,10 +88,14 @@ class _OcrWorker:
         self._queue.put(None)
         self._thread.join()
 
-    def _read(self, segments: list[Segment]) -> list[Reading]:
-        return self.engine.read_batch([segment.image for segment in segments], [segment.lines for segment in segments])
+    def _read(self, engine: OcrEngine, segments: list[Segment]) -> list[Reading]:
+        return engine.read_batch([segment.image for segment in segments], [segment.lines for segment in segments])
 
     def _run(self) -> None:
+        try:
+            engine = self._engine.result()
+        except BaseException as exc:  # the caller raises the set-up failure itself
+            self.error = exc
         done = False
         while not done:
             batch = [self._queue.get()]
@@ -101,7 +108,7 @@ class _OcrWorker:
                 continue
             began = time.perf_counter()
             try:
-                readings = self._read([segment for _, segment in batch])
+                readings = self._read(engine, [segment for _, segment in batch])
             except BaseException as exc:  # surfaced to the decode loop by submit()/close()
                 self.error = exc
                 if isinstance(exc, OcrFailure):  # the engine read part of the batch before failing
@@ -111,7 +118,7 @@ class _OcrWorker:
                 self.seconds += time.perf_counter() - began
             self.calls += len(batch)
             for (key, segment), reading in zip(batch, readings):
-                self.results[key] = reading
+                self.results[key] = _tag_languages(reading)
                 # Segments stay listed until the end for alignment, which needs only their times
                 # and masks: dropping the picture keeps memory flat over a long film.
                 segment.image = _READ
@@ -142,7 +149,8 @@ def _tag_languages(reading: Reading) -> Reading:
 
 
 def _prepared(reading: Reading, lang: str) -> Reading:
-    """A reading as alignment takes it: lines tagged with their language, other languages dropped."""
+    """A reading as alignment takes it: lines tagged with their language (the worker did that
+    already unless the engine failed part-way), other languages dropped."""
     return _keep_language(_tag_languages(reading), lang)
 
 
@@ -161,6 +169,31 @@ def _band_blackouts(static: list[TextBox], bands: list[Band]) -> list[tuple[int,
     return boxes
 
 
+def _in_background(function: Callable, *args) -> Future:
+    """``function(*args)`` on a daemon thread: a run that fails early does not wait for it."""
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="engine-setup", daemon=True).start()
+    return future
+
+
+def _engine_future(engine: OcrEngine | None, settings: Settings) -> Future:
+    """The OCR engine, being set up. The embedded engine's set-up (imports and configuration
+    parsing, ~1 s; its models load on first use) overlaps probing and the pre-scan's decoding;
+    other engines are built here, on the calling thread, as their frameworks expect."""
+    if engine is None and settings.ocr.engine == "rapidocr":
+        return _in_background(create_engine, settings.ocr)
+    future: Future = Future()
+    future.set_result(engine or create_engine(settings.ocr))
+    return future
+
+
 def extract(video: str, settings: Settings | None = None, *, lang: str = "all", start: float = 0.0,
             end: float | None = None, engine: OcrEngine | None = None,
             progress: ProgressCallback | None = None, on_cue: CueCallback | None = None) -> ExtractionResult:
@@ -170,13 +203,16 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     ``--fps``, boundaries are final only after the closing refinement, so at the end)."""
     began = time.perf_counter()
     settings = settings or load_settings()
+    ready = _engine_future(engine, settings)
     info = probe(video)
     start, end = _checked_range(info, start, end)
-    engine = engine or create_engine(settings.ocr)
-    from subextract.stages.ocr.rapid import RapidTextDetector
 
-    # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
-    detector = RapidTextDetector.for_engine(engine, settings.region.prescan_det_side, settings.ocr.threads)
+    def detector():
+        from subextract.stages.ocr.rapid import RapidTextDetector
+
+        # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
+        return RapidTextDetector.for_engine(ready.result(), settings.region.prescan_det_side, settings.ocr.threads)
+
     bands, static = find_bands(info, settings.region, detector, start, end)
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
@@ -184,7 +220,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     report = DecodeReport()
     stats = Stats()
     segmenters = [Segmenter(i, settings.segment) for i in range(len(bands))]
-    worker = _OcrWorker(engine)
+    worker = _OcrWorker(ready)
     stream = CueStream(settings.align, len(bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
     if stream is not None:
         worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
@@ -224,6 +260,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
                 accept(segment)
     finally:
         worker.close()
+    if ready.exception() is not None:
+        raise ready.exception()
     if worker.error is not None and not isinstance(worker.error, SubextractError):
         raise worker.error
     # After an engine failure only the segments read before it can become cues.

@@ -6,8 +6,10 @@ watermark is text that stays put in most frames; scene text is neither centred n
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import cv2
@@ -95,11 +97,14 @@ def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end:
 
 def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float) -> list[TextBox]:
     """Line boxes in each frame; shapes no text line has (tall blobs the detector sometimes
-    returns on cartoons or textures) are dropped."""
+    returns on cartoons or textures) are dropped. Frames are detected on all cores at once (the
+    detector releases the GIL), as nothing else runs yet."""
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        detected = list(pool.map(detector, frames))
     boxes = []
-    for index, frame in enumerate(frames):
+    for index, (frame, found) in enumerate(zip(frames, detected)):
         frame_height = frame.shape[0] / scale
-        for x0, y0, x1, y1 in detector(frame):
+        for x0, y0, x1, y1 in found:
             box = TextBox(index, x0 / scale, y0 / scale, x1 / scale, y1 / scale)
             if box.height <= _MAX_LINE_HEIGHT * frame_height and box.x1 - box.x0 >= 0.8 * box.height:
                 boxes.append(box)
@@ -175,15 +180,17 @@ def bands_from_rows(rows, info: VideoInfo, settings: RegionSettings) -> list[Ban
     return sorted(bands, key=lambda b: b.y)
 
 
-def find_bands(info: VideoInfo, settings: RegionSettings, detector, start: float = 0.0,
+def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[], Callable], start: float = 0.0,
                end: float | None = None) -> tuple[list[Band], list[TextBox]]:
-    """(bands, static boxes inside them); falls back to the bottom band when no text is seen."""
+    """(bands, static boxes inside them); falls back to the bottom band when no text is seen.
+    ``detector()`` gives the text detector once the pre-scan frames are decoded (its set-up may
+    still be under way until then)."""
     fixed = fixed_bands(settings.mode, info, settings)
     if fixed is not None:
         return fixed, []
     frames = prescan_frames(info, settings, start, end)
     scale = frames[0].shape[1] / info.width if frames else 1.0
-    boxes = detect_boxes(frames, detector, scale)
+    boxes = detect_boxes(frames, detector(), scale)
     static, moving = split_static(boxes, frames, scale, settings)
     rows = subtitle_rows(moving, info, settings)
     bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
