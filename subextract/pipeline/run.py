@@ -237,6 +237,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
             worker.submit(key, segment)
         else:
             stats.reused_readings += 1
+            segment.image = _READ  # read already as an earlier segment: held on to, a film's repeats add up
         segments.append((segment, key))
 
     last_pts = start
