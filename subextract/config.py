@@ -41,6 +41,7 @@ class SegmentSettings:
     dark_max: int
     min_text_share: float
     change_threshold: float
+    exact_change_threshold: float
     confirm_frames: int
     min_line_density: float
     keep_frames: int

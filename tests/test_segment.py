@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from subextract.config import load_settings
-from subextract.stages.segment import Segmenter, _FrameKeeper, mask_difference, text_mask
+from subextract.stages.segment import (Segmenter, _FrameKeeper, exact_lost_share, lost_share, mask_difference,
+                                      text_mask)
 
 SETTINGS = load_settings().segment
 H, W = 80, 640
@@ -159,6 +160,21 @@ def test_different_text_of_same_length_splits_exactly():
         frames.append((pts, with_text(bg, "HELLO WORLD") if i < 30 else with_text(bg, "GREAT THING")))
     segments = segments_of(frames, end=2.4)
     assert [(s.start, s.end) for s in segments] == [(t[0], t[30]), (t[30], 2.4)]
+
+
+@pytest.mark.parametrize("kind", ["flat", "gradient"])
+def test_dense_text_replaced_in_place_splits_exactly(kind):
+    """Two lines of dense text replaced by two others: most old strokes still have a new stroke
+    within one pixel, so only the loss at the exact pixels tells the change."""
+    old, new = ["HHHHHHHHHHHHHHHHHHHHHH"] * 2, ["NNNNNNNNNNNNNNNNNNNNNN"] * 2
+    old_mask, new_mask = (text_mask(with_text(background(0, kind), *lines), SETTINGS) for lines in (old, new))
+    assert lost_share(old_mask, new_mask) <= SETTINGS.change_threshold
+    assert exact_lost_share(old_mask, new_mask) > SETTINGS.exact_change_threshold
+    t = times(60)
+    frames = [(pts, with_text(background(i, kind), *(old if i < 30 else new))) for i, pts in enumerate(t)]
+    segments = segments_of(frames, end=2.4)
+    assert [(s.start, s.end) for s in segments] == [(t[0], t[30]), (t[30], 2.4)]
+    assert segments[0].last_shown == t[29]
 
 
 @pytest.mark.parametrize("kind", ["flat", "gradient", "panning"])

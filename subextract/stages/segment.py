@@ -122,6 +122,15 @@ def lost_share(core: np.ndarray, mask: np.ndarray) -> float:
     return missing / core_count
 
 
+def exact_lost_share(core: np.ndarray, mask: np.ndarray) -> float:
+    """Share of the reference strokes with no stroke of ``mask`` at the very same pixel. Burned-in
+    text does not move, so its strokes stay put; another text of the same density in the same
+    place (a two-line cue replaced by another) still keeps most strokes within one pixel, which
+    ``lost_share`` forgives, but only a fraction at the same pixel."""
+    core_count = int(np.count_nonzero(core))
+    return np.count_nonzero(core & ~mask) / core_count if core_count else 1.0
+
+
 def added_strokes(core: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Strokes of ``mask`` with no reference stroke (``core``) within one pixel."""
     return mask & ~cv2.dilate(core.view(np.uint8), _TOLERANCE).view(bool)
@@ -167,6 +176,9 @@ class _OpenSegment:
     gain_start: float = 0.0
     gain_before: float | None = None  # PTS of the frame before gain_start
     gain_frames: int = 0
+    replaced_start: float = 0.0  # first of the latest frames that all lost most core strokes exactly
+    replaced_before: float | None = None
+    replaced_frames: int = 0
 
     core: np.ndarray | None = None  # strokes in at least half of the frames (kept in step with votes)
 
@@ -184,9 +196,10 @@ class Segmenter:
 
     A segment keeps its *core*: the strokes found in at least half of its frames, which keeps the
     text and drops moving background. The text has changed when much of the core is lost (the
-    subtitle went or was replaced), or
-    when new strokes persist for ``confirm_frames`` frames (a line was added, or a new subtitle
-    covers the old one's place); strokes that come and go are background. A segment whose core
+    subtitle went or was replaced), when most of it is lost at the exact pixels for
+    ``confirm_frames`` frames (replaced by text as dense), or when new strokes persist for
+    ``confirm_frames`` frames (a line was added, or a new subtitle covers the old one's place);
+    strokes that come and go are background. A segment whose core
     ends up too small to be text is never OCR'd.
     """
 
@@ -218,11 +231,13 @@ class Segmenter:
                     yield from self.finish(pts)
                 else:
                     # Lines added a few frames ago were the new text's first frames: it began there.
-                    yield from self._split_at_gain(current)
+                    yield from self._split_at(current, current.gain_start, current.gain_before)
                     if not has_text:
                         yield from self.finish(pts)
             elif self._track_gain(current, mask, pts):
-                yield from self._split_at_gain(current)
+                yield from self._split_at(current, current.gain_start, current.gain_before)
+            elif settled and self._track_replacement(current, mask, pts):
+                yield from self._split_at(current, current.replaced_start, current.replaced_before)
         if has_text:
             if self._open is None:
                 self._open = self._new_segment(pts, self._previous_pts)
@@ -233,21 +248,24 @@ class Segmenter:
         return _OpenSegment(start=start, before_start=before_start, keeper=_FrameKeeper(self.settings.keep_frames))
 
     def _add(self, segment: _OpenSegment, frame: _Analysed) -> None:
-        # A frame that adds a line may start the next subtitle: it must not shape this core.
-        if segment.core is None or adds_line(segment.core, frame.mask, self.settings) is None:
+        # A frame that adds a line, or has lost the core at its exact pixels, may start the next
+        # subtitle: it must not shape this core.
+        if segment.core is None or (segment.replaced_frames == 0
+                                    and adds_line(segment.core, frame.mask, self.settings) is None):
             segment.vote(frame.mask)
         segment.last_shown = frame.pts
         segment.recent.append(frame)
         while len(segment.recent) > self.settings.confirm_frames:
             segment.keeper.offer(segment.recent.popleft().band)
 
-    def _split_at_gain(self, segment: _OpenSegment) -> Iterator[Segment]:
-        """The new text appeared at gain_start: close the old segment there, start the new one there."""
-        carried = [frame for frame in segment.recent if frame.pts >= segment.gain_start]
-        segment.recent = deque(frame for frame in segment.recent if frame.pts < segment.gain_start)
-        segment.last_shown = segment.gain_before if segment.gain_before is not None else segment.start
-        successor = self._new_segment(segment.gain_start, segment.gain_before)
-        yield from self.finish(segment.gain_start)
+    def _split_at(self, segment: _OpenSegment, start: float, before: float | None) -> Iterator[Segment]:
+        """The new text appeared at ``start`` (``before`` is the frame before it): close the old
+        segment there, start the new one there."""
+        carried = [frame for frame in segment.recent if frame.pts >= start]
+        segment.recent = deque(frame for frame in segment.recent if frame.pts < start)
+        segment.last_shown = before if before is not None else segment.start
+        successor = self._new_segment(start, before)
+        yield from self.finish(start)
         for frame in carried:
             self._add(successor, frame)
         self._open = successor
@@ -268,6 +286,16 @@ class Segmenter:
         else:
             segment.gain, segment.gain_frames = None, 0
         return False
+
+    def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
+        """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact pixels."""
+        if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold:
+            segment.replaced_frames = 0
+            return False
+        if segment.replaced_frames == 0:
+            segment.replaced_start, segment.replaced_before = pts, self._previous_pts
+        segment.replaced_frames += 1
+        return segment.replaced_frames >= self.settings.confirm_frames
 
     def finish(self, end_pts: float) -> Iterator[Segment]:
         """Close the open segment (if any) at ``end_pts``, the first frame without its text."""
