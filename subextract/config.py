@@ -40,6 +40,7 @@ class SegmentSettings:
     contrast_min: int
     dark_max: int
     min_text_share: float
+    text_hold: float
     change_threshold: float
     exact_change_threshold: float
     confirm_frames: int

@@ -177,6 +177,22 @@ def test_dense_text_replaced_in_place_splits_exactly(kind):
     assert segments[0].last_shown == t[29]
 
 
+def test_short_line_at_the_threshold_is_one_segment():
+    """A short line whose mask hovers around min_text_share (a few strokes lost now and then)
+    stays one segment: text already showing only ends below text_hold of the minimum."""
+    whole = with_text(background(0, "flat"), "IT")
+    columns = np.nonzero(text_mask(whole, SETTINGS).any(axis=0))[0]
+    clipped = whole.copy()
+    clipped[:, columns.max() - (columns.max() - columns.min()) // 5:] = 90
+    minimum = SETTINGS.min_text_share * H * W
+    whole_mask, clipped_mask = text_mask(whole, SETTINGS), text_mask(clipped, SETTINGS)
+    assert np.count_nonzero(clipped_mask) < minimum <= np.count_nonzero(whole_mask)
+    assert lost_share(whole_mask, clipped_mask) < SETTINGS.change_threshold
+    t = times(50)
+    frames = [(pts, clipped if i >= 8 and i % 4 == 0 else whole) for i, pts in enumerate(t)]
+    assert [(s.start, s.end) for s in segments_of(frames, end=2.0)] == [(t[0], 2.0)]
+
+
 @pytest.mark.parametrize("kind", ["flat", "gradient", "panning"])
 def test_empty_band_yields_nothing(kind):
     frames = [(pts, background(i, kind)) for i, pts in enumerate(times(20))]

@@ -220,25 +220,28 @@ class Segmenter:
 
     def push(self, pts: float, band: np.ndarray) -> Iterator[Segment]:
         mask = text_mask(analysis_view(band, self.settings.analysis_width), self.settings)
-        has_text = np.count_nonzero(mask) >= self._min_pixels(mask)
+        strokes = np.count_nonzero(mask)
+        has_text = strokes >= self._min_pixels(mask)
+        # Hysteresis: a short line whose mask hovers at the threshold must not end and restart.
+        holds_text = strokes >= self.settings.text_hold * self._min_pixels(mask)
         current = self._open
         if current is not None:
             # The first frames' masks still hold background strokes that are about to move away:
             # losing them says nothing until the core has settled.
             settled = current.frames >= self.settings.confirm_frames
-            if not has_text or (settled and lost_share(current.core, mask) > self.settings.change_threshold):
+            if not holds_text or (settled and lost_share(current.core, mask) > self.settings.change_threshold):
                 if current.gain is None:
                     yield from self.finish(pts)
                 else:
                     # Lines added a few frames ago were the new text's first frames: it began there.
                     yield from self._split_at(current, current.gain_start, current.gain_before)
-                    if not has_text:
+                    if not holds_text:
                         yield from self.finish(pts)
             elif self._track_gain(current, mask, pts):
                 yield from self._split_at(current, current.gain_start, current.gain_before)
             elif settled and self._track_replacement(current, mask, pts):
                 yield from self._split_at(current, current.replaced_start, current.replaced_before)
-        if has_text:
+        if has_text or (holds_text and self._open is not None):
             if self._open is None:
                 self._open = self._new_segment(pts, self._previous_pts)
             self._add(self._open, _Analysed(pts, band, mask))
@@ -304,7 +307,8 @@ class Segmenter:
             return
         for frame in segment.recent:
             segment.keeper.offer(frame.band)
-        if not segment.keeper.frames or np.count_nonzero(segment.core) < self._min_pixels(segment.core):
+        if not segment.keeper.frames or \
+                np.count_nonzero(segment.core) < self.settings.text_hold * self._min_pixels(segment.core):
             return
         image, core = segment.keeper.median(), segment.core
         yield Segment(band=self.band_index, start=segment.start, end=end_pts,
