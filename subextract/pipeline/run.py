@@ -26,6 +26,7 @@ from subextract.stages.align import Cue, align
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
+from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import VideoInfo, probe
 from subextract.stages.region import TextBox, find_bands
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames
@@ -143,9 +144,11 @@ class _ReadingCache:
 
 
 def _tag_languages(reading: Reading) -> Reading:
-    """Every line gets a language tag; one the engine set (a VLM's own tag) is kept."""
-    return Reading(lines=tuple(line if line.language != "und" else replace(line, language=detect_language(line.text))
-                               for line in reading.lines))
+    """Every line gets a language tag (one the engine set, a VLM's own, is kept) and the OCR
+    confusions common in that language fixed."""
+    tagged = (line if line.language != "und" else replace(line, language=detect_language(line.text))
+              for line in reading.lines)
+    return Reading(lines=tuple(replace(line, text=fix_common_errors(line.text, line.language)) for line in tagged))
 
 
 def _prepared(reading: Reading, lang: str) -> Reading:
