@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Benchmark: accuracy, timing and speed of ``subextract`` against ground truth and the decode floor.
 
-For every video with a ground-truth SRT it runs the real CLI in a fresh process (wall time and
-peak RSS of that process tree), times FFmpeg decoding the same video with the same crop to a null
-sink (the floor no pipeline can beat) in the same run, and scores the cues.
+For every video with a ground-truth SRT it runs the real CLI in a fresh process (wall time, CPU
+time and peak RSS of that process tree), times FFmpeg decoding the same video with the same crop to
+a null sink (the floor no pipeline can beat) in the same run, and scores the cues. On a machine
+shared with other work the CPU ratio is the steadier of the two speed ratios.
 
     python bench/run.py                      # samples + generated set + popeye
     python bench/run.py --set samples        # just the bundled samples (fast)
@@ -72,8 +73,17 @@ def popeye_cases(folder: Path) -> list[Case]:
     return cases
 
 
-def run_measured(command: list[str]) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in MiB of the process and its waited-for children, exit code)."""
+@dataclass(frozen=True)
+class Measured:
+    wall: float  # seconds
+    cpu: float  # user + system seconds of the process and its waited-for children (FFmpeg)
+    rss_mib: int  # peak RSS of the largest of them
+    code: int
+
+
+def run_measured(command: list[str]) -> Measured:
+    """Wall and CPU time, peak RSS and exit code of ``command``. CPU seconds matter on a shared
+    machine: other work there stretches the wall times of one run but hardly its CPU time."""
     began = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
@@ -81,19 +91,20 @@ def run_measured(command: list[str]) -> tuple[float, int, int]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         print(process.stderr.read().decode(errors="replace"), file=sys.stderr)
-    return wall, usage.ru_maxrss // 1024, process.returncode
+    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, process.returncode)
 
 
-def decode_floor(video: Path, bands: list[dict]) -> float:
-    """Seconds FFmpeg takes to decode the video and crop the same bands, writing nothing."""
+def decode_floor(video: Path, bands: list[dict]) -> Measured:
+    """FFmpeg decoding the video and cropping the same bands, writing nothing."""
     x0 = min(b["x"] for b in bands)
     y0 = min(b["y"] for b in bands)
     x1 = max(b["x"] + b["width"] for b in bands)
     y1 = max(b["y"] + b["height"] for b in bands)
-    began = time.perf_counter()
-    subprocess.run([ffmpeg_exe(), "-nostdin", "-v", "error", "-i", str(video), "-vf",
-                    f"crop={x1 - x0}:{y1 - y0}:{x0}:{y0},format=gray", "-f", "null", "-"], check=True)
-    return time.perf_counter() - began
+    floor = run_measured([ffmpeg_exe(), "-nostdin", "-v", "error", "-i", str(video), "-vf",
+                          f"crop={x1 - x0}:{y1 - y0}:{x0}:{y0},format=gray", "-f", "null", "-"])
+    if floor.code != 0:
+        raise RuntimeError(f"decode floor of {video} failed")
+    return floor
 
 
 def cues_from_json(document: dict) -> list[TimedText]:
@@ -105,9 +116,9 @@ def measure(case: Case, config: str | None, workdir: Path) -> dict:
     out = workdir / f"{case.set_name}-{case.video.stem}.json"
     command = [sys.executable, "-m", "subextract.cli", str(case.video), "--format", "json", "-o", str(out),
                "--force", "--quiet"] + (["--config", config] if config else [])
-    wall, rss_mib, code = run_measured(command)
-    if code != 0:
-        return {"set": case.set_name, "video": case.video.stem, "error": f"exit code {code}"}
+    run = run_measured(command)
+    if run.code != 0:
+        return {"set": case.set_name, "video": case.video.stem, "error": f"exit code {run.code}"}
     document = json.loads(out.read_text())
     floor = decode_floor(case.video, document["bands"])
     reference = load_cues(case.reference)
@@ -115,11 +126,12 @@ def measure(case: Case, config: str | None, workdir: Path) -> dict:
     return {
         "set": case.set_name, "video": case.video.stem, "duration_s": round(info.duration, 2),
         "size": f"{info.width}x{info.height}", "fps": info.fps, **result.to_dict(),
-        "wall_s": round(wall, 2), "realtime_factor": round(info.duration / wall, 2),
-        "decode_floor_s": round(floor, 2), "wall_over_floor": round(wall / floor, 2),
+        "wall_s": round(run.wall, 2), "realtime_factor": round(info.duration / run.wall, 2),
+        "decode_floor_s": round(floor.wall, 2), "wall_over_floor": round(run.wall / floor.wall, 2),
+        "cpu_s": round(run.cpu, 1), "floor_cpu_s": round(floor.cpu, 1), "cpu_over_floor": round(run.cpu / floor.cpu, 2),
         "ocr_calls": document["stats"]["ocr_calls"],
         "ocr_calls_per_cue": round(document["stats"]["ocr_calls"] / max(1, len(reference)), 2),
-        "peak_rss_mib": rss_mib,
+        "peak_rss_mib": run.rss_mib,
     }
 
 
@@ -134,7 +146,8 @@ COLUMNS = [("set", "set", None), ("video", "video", None), ("size", "size", None
            ("start_error_ms_median", "start ms med", 0), ("start_error_ms_p90", "p90", 0),
            ("end_error_ms_median", "end ms med", 0), ("end_error_ms_p90", "p90", 0),
            ("wall_s", "wall s", 2), ("realtime_factor", "x real time", 1), ("decode_floor_s", "floor s", 2),
-           ("wall_over_floor", "wall/floor", 2), ("ocr_calls_per_cue", "OCR/cue", 2),
+           ("wall_over_floor", "wall/floor", 2), ("cpu_s", "CPU s", 1), ("floor_cpu_s", "floor CPU s", 1),
+           ("cpu_over_floor", "CPU/floor", 2), ("ocr_calls_per_cue", "OCR/cue", 2),
            ("peak_rss_mib", "RSS MiB", None)]
 
 
@@ -154,6 +167,7 @@ def markdown(rows: list[dict]) -> str:
         lines.append(f"Mean over {len(ok)} videos: CER {statistics.mean(r['cer'] for r in ok):.4f}, "
                      f"e2e F1 {statistics.mean(r['e2e_f1'] for r in ok):.3f}, "
                      f"wall/floor {statistics.mean(r['wall_over_floor'] for r in ok):.2f}, "
+                     f"CPU/floor {statistics.mean(r['cpu_over_floor'] for r in ok):.2f}, "
                      f"OCR calls per cue {statistics.mean(r['ocr_calls_per_cue'] for r in ok):.2f}.")
     return "\n".join(lines) + "\n"
 
