@@ -46,6 +46,9 @@ class SegmentSettings:
     confirm_frames: int
     min_line_density: float
     keep_frames: int
+    fade_frames: int
+    fade_min_ratio: float
+    fade_min_step: float
 
 
 @dataclass(frozen=True)

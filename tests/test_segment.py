@@ -193,6 +193,31 @@ def test_short_line_at_the_threshold_is_one_segment():
     assert [(s.start, s.end) for s in segments_of(frames, end=2.0)] == [(t[0], 2.0)]
 
 
+def faded(bg: np.ndarray, opacity: float, *lines: str) -> np.ndarray:
+    """Text drawn at ``opacity`` (0-1) over the background, as libass renders a \\fad ramp."""
+    return np.round(bg * (1 - opacity) + with_text(bg, *lines) * opacity).astype(np.uint8)
+
+
+@pytest.mark.parametrize("kind", ["flat", "gradient"])
+def test_fade_in_and_out_frames_belong_to_the_segment(kind):
+    """A 4-frame fade in and out (opacity steps of a quarter): the faint frames the mask cannot
+    see are on the ramp, so the cue starts at the first frame showing any text and ends after
+    the last one."""
+    opacity = [0.0] * 10 + [0.25, 0.5, 0.75] + [1.0] * 30 + [0.75, 0.5, 0.25] + [0.0] * 10
+    t = times(len(opacity))
+    frames = [(pts, faded(background(i, kind), a, "FADING IN AND OUT")) for i, (pts, a) in enumerate(zip(t, opacity))]
+    segments = segments_of(frames, end=len(t) / 25)
+    assert [(s.start, s.end) for s in segments] == [(t[10], t[46])]
+
+
+def test_text_cut_in_over_a_brightening_background_is_not_a_fade():
+    """Background that brightens steadily before a hard cut-in has no stroke ramp: the start stays."""
+    t = times(40)
+    frames = [(pts, with_text(background(i, "flat") + 4 * i, "HARD CUT") if i >= 20 else background(i, "flat") + 4 * i)
+              for i, pts in enumerate(t)]
+    assert [(s.start, s.end) for s in segments_of(frames, end=1.6)] == [(t[20], 1.6)]
+
+
 @pytest.mark.parametrize("kind", ["flat", "gradient", "panning"])
 def test_empty_band_yields_nothing(kind):
     frames = [(pts, background(i, kind)) for i, pts in enumerate(times(20))]

@@ -222,7 +222,9 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
                             blackout=_band_blackouts(static, bands))
     report = DecodeReport()
     stats = Stats()
-    segmenters = [Segmenter(i, settings.segment) for i in range(len(bands))]
+    # Sampled frames are too far apart to follow a fade: the boundary refinement snaps those cues.
+    segment_settings = replace(settings.segment, fade_frames=0) if settings.sample.fps else settings.segment
+    segmenters = [Segmenter(i, segment_settings) for i in range(len(bands))]
     worker = _OcrWorker(ready)
     stream = CueStream(settings.align, len(bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
     if stream is not None:

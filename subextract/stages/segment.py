@@ -13,7 +13,7 @@ serves as the segment's identity, so a repeated line can reuse an earlier readin
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import cv2
@@ -78,6 +78,23 @@ def mask_hash(mask: np.ndarray) -> imagehash.ImageHash:
     return imagehash.dhash(Image.fromarray(mask.view(np.uint8) * 255), hash_size=16)
 
 
+def stroke_contrast(view: np.ndarray, core: np.ndarray, ring: np.ndarray) -> float:
+    """How much brighter the core's stroke pixels are than the ring of pixels around them."""
+    return float(view[core].mean()) - float(view[ring].mean()) if core.any() and ring.any() else 0.0
+
+
+def fade_frames(ratios: Sequence[float], limit: int, min_ratio: float, min_step: float) -> int:
+    """How many frames of a fade lie outside a segment. ``ratios``: the stroke contrast of the
+    frames next to it, nearest first, over the segment's own. A fade frame shows the strokes
+    faintly and more strongly than the frame beyond it (the ramp of a fade); a cut shows nothing,
+    or background that correlates with the strokes as much in one frame as in the next."""
+    count = 0
+    while count < limit and count + 1 < len(ratios) and ratios[count] >= min_ratio \
+            and ratios[count] - ratios[count + 1] >= min_step:
+        count += 1
+    return count
+
+
 class _FrameKeeper:
     """Keeps at most ``limit`` frames spread evenly over a run of unknown length (stride doubles)."""
 
@@ -131,6 +148,21 @@ def exact_lost_share(core: np.ndarray, mask: np.ndarray) -> float:
     return np.count_nonzero(core & ~mask) / core_count if core_count else 1.0
 
 
+def fading_out(core: np.ndarray, mask: np.ndarray, max_new_share: float = 0.1,
+               min_line_share: float = 0.2) -> bool:
+    """Whether ``mask`` is the core's text fading: (almost) no strokes of its own, and every line of
+    the core still partly there. A line taken away (a two-line cue becoming one) keeps none of
+    its strokes; new text brings strokes of its own."""
+    count = np.count_nonzero(mask)
+    if count == 0 or np.count_nonzero(added_strokes(core, mask)) > max_new_share * count:
+        return False
+    kept = core & cv2.dilate(mask.view(np.uint8), _TOLERANCE).view(bool)
+    boxes = line_boxes(core, core.shape)
+    return bool(boxes) and all(
+        np.count_nonzero(kept[y0:y1, x0:x1]) >= min_line_share * np.count_nonzero(core[y0:y1, x0:x1])
+        for x0, y0, x1, y1 in boxes)
+
+
 def added_strokes(core: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Strokes of ``mask`` with no reference stroke (``core``) within one pixel."""
     return mask & ~cv2.dilate(core.view(np.uint8), _TOLERANCE).view(bool)
@@ -179,6 +211,7 @@ class _OpenSegment:
     replaced_start: float = 0.0  # first of the latest frames that all lost most core strokes exactly
     replaced_before: float | None = None
     replaced_frames: int = 0
+    after_gap: bool = False  # opened after a frame without text (not split off another segment)
 
     core: np.ndarray | None = None  # strokes in at least half of the frames (kept in step with votes)
 
@@ -191,6 +224,17 @@ class _OpenSegment:
         self.core = self.votes * 2 >= self.frames
 
 
+@dataclass
+class _Fading:
+    """A segment that ended at a frame without text, held for the frames that may show it fading out."""
+
+    segment: Segment
+    core: np.ndarray
+    ring: np.ndarray
+    contrast: float  # the strokes' contrast in the segment's picture
+    frames: list[tuple[float, float]] = field(default_factory=list)  # (pts, contrast ratio) after its end
+
+
 class Segmenter:
     """Consumes one band's frames in order; yields a Segment each time displayed text ends.
 
@@ -201,6 +245,11 @@ class Segmenter:
     ``confirm_frames`` frames (a line was added, or a new subtitle covers the old one's place);
     strokes that come and go are background. A segment whose core
     ends up too small to be text is never OCR'd.
+
+    Fades: text fading in or out is too faint for the mask in its first and last frames. A
+    segment that starts after a frame without text looks back, once settled, at up to
+    ``fade_frames`` earlier frames, and one that ends at a frame without text is held for as
+    many later frames; frames on the ramp of a fade (``fade_frames()``) are added to it.
     """
 
     def __init__(self, band_index: int, settings: SegmentSettings) -> None:
@@ -208,43 +257,64 @@ class Segmenter:
         self.settings = settings
         self._open: _OpenSegment | None = None
         self._previous_pts: float | None = None
+        self._fading: _Fading | None = None
+        self._last_end: float | None = None  # end of the latest segment yielded
+        # Analysis views of the latest frames, for a new segment's look back at a fade-in.
+        self._views: deque[tuple[float, np.ndarray]] = deque(
+            maxlen=2 * settings.confirm_frames + settings.fade_frames + 2)
 
     @property
     def horizon(self) -> float | None:
         """The earliest start a segment still to come can have: the open segment's start, else the
         latest frame's PTS (None before the first frame). Cues before it can be final."""
-        return self._open.start if self._open is not None else self._previous_pts
+        starts = [self._open.start if self._open is not None else self._previous_pts]
+        if self._fading is not None:
+            starts.append(self._fading.segment.start)
+        known = [start for start in starts if start is not None]
+        return min(known) if known else None
 
     def _min_pixels(self, mask: np.ndarray) -> float:
         return self.settings.min_text_share * mask.size
 
     def push(self, pts: float, band: np.ndarray) -> Iterator[Segment]:
-        mask = text_mask(analysis_view(band, self.settings.analysis_width), self.settings)
+        view = analysis_view(band, self.settings.analysis_width)
+        mask = text_mask(view, self.settings)
         strokes = np.count_nonzero(mask)
         has_text = strokes >= self._min_pixels(mask)
         # Hysteresis: a short line whose mask hovers at the threshold must not end and restart.
         holds_text = strokes >= self.settings.text_hold * self._min_pixels(mask)
+        if self._fading is not None:
+            yield from self._follow_fade(pts, view, text_follows=has_text)
         current = self._open
         if current is not None:
             # The first frames' masks still hold background strokes that are about to move away:
             # losing them says nothing until the core has settled.
             settled = current.frames >= self.settings.confirm_frames
-            if not holds_text or (settled and lost_share(current.core, mask) > self.settings.change_threshold):
+            lost = settled and lost_share(current.core, mask) > self.settings.change_threshold \
+                and not fading_out(current.core, mask)
+            if not holds_text or lost:
                 if current.gain is None:
-                    yield from self.finish(pts)
+                    yield from self._end(pts, view, text_follows=has_text)
                 else:
                     # Lines added a few frames ago were the new text's first frames: it began there.
                     yield from self._split_at(current, current.gain_start, current.gain_before)
                     if not holds_text:
                         yield from self.finish(pts)
             elif self._track_gain(current, mask, pts):
-                yield from self._split_at(current, current.gain_start, current.gain_before)
+                if settled or lost_share(current.core, mask) > self.settings.change_threshold:
+                    yield from self._split_at(current, current.gain_start, current.gain_before)
+                else:
+                    self._absorb_gain(current)
             elif settled and self._track_replacement(current, mask, pts):
                 yield from self._split_at(current, current.replaced_start, current.replaced_before)
         if has_text or (holds_text and self._open is not None):
             if self._open is None:
                 self._open = self._new_segment(pts, self._previous_pts)
+                self._open.after_gap = True
             self._add(self._open, _Analysed(pts, band, mask))
+            if self._open.after_gap and self._open.frames == self.settings.confirm_frames:
+                self._look_back_at_fade_in(self._open, view)
+        self._views.append((pts, view))
         self._previous_pts = pts
 
     def _new_segment(self, start: float, before_start: float | None) -> _OpenSegment:
@@ -290,6 +360,14 @@ class Segmenter:
             segment.gain, segment.gain_frames = None, 0
         return False
 
+    def _absorb_gain(self, segment: _OpenSegment) -> None:
+        """A segment of a frame or two whose strokes the new ones keep was the faint start of the
+        same text (a fade-in): its core is made again from the frames with the added strokes."""
+        for frame in segment.recent:
+            if frame.pts >= segment.gain_start:
+                segment.vote(frame.mask)
+        segment.gain, segment.gain_frames = None, 0
+
     def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
         """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact pixels."""
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold:
@@ -300,8 +378,75 @@ class Segmenter:
         segment.replaced_frames += 1
         return segment.replaced_frames >= self.settings.confirm_frames
 
+    def _ring(self, core: np.ndarray) -> np.ndarray:
+        return cv2.dilate(core.view(np.uint8), _BESIDE).view(bool) & ~core
+
+    def _look_back_at_fade_in(self, segment: _OpenSegment, view: np.ndarray) -> None:
+        """Move the start of a just-settled segment back over the frames of its fade-in."""
+        if not self.settings.fade_frames:
+            return
+        ring = self._ring(segment.core)
+        contrast = stroke_contrast(view, segment.core, ring)
+        earlier = [(pts, frame) for pts, frame in reversed(self._views) if pts < segment.start
+                   and (self._last_end is None or pts >= self._last_end)]
+        if contrast <= 0 or not earlier:
+            return
+        ratios = [stroke_contrast(frame, segment.core, ring) / contrast for _, frame in earlier]
+        count = fade_frames(ratios, self.settings.fade_frames, self.settings.fade_min_ratio,
+                            self.settings.fade_min_step)
+        if count:
+            segment.start = earlier[count - 1][0]
+            segment.before_start = earlier[count][0] if count < len(earlier) else None
+
+    def _end(self, pts: float, view: np.ndarray, text_follows: bool) -> Iterator[Segment]:
+        """Finish the open segment at ``pts``; one ending at a frame without text is held for
+        the frames of its fade-out."""
+        for segment in self._close(pts):
+            if text_follows or not self.settings.fade_frames:
+                yield segment
+                continue
+            picture = analysis_view(segment.image, self.settings.analysis_width)
+            ring = self._ring(segment.mask)
+            contrast = stroke_contrast(picture, segment.mask, ring) if picture.shape == segment.mask.shape else 0.0
+            if contrast <= 0:
+                yield segment
+                continue
+            self._fading = _Fading(segment, segment.mask, ring, contrast)
+            yield from self._follow_fade(pts, view, text_follows=False)
+
+    def _follow_fade(self, pts: float, view: np.ndarray, text_follows: bool) -> Iterator[Segment]:
+        """Take one more frame after a held segment's end; yield it once its fade is known."""
+        fading = self._fading
+        if not text_follows:
+            fading.frames.append((pts, stroke_contrast(view, fading.core, fading.ring) / fading.contrast))
+            ratios = [ratio for _, ratio in fading.frames]
+            count = fade_frames(ratios, self.settings.fade_frames, self.settings.fade_min_ratio,
+                                self.settings.fade_min_step)
+            if count == len(ratios) - 1 < self.settings.fade_frames and ratios[-1] >= self.settings.fade_min_ratio:
+                return  # the latest frame may still be on the ramp: the next one tells
+        yield from self._release_fade()
+
+    def _release_fade(self) -> Iterator[Segment]:
+        """Yield the held segment, its end moved past the frames of its fade-out."""
+        fading, self._fading = self._fading, None
+        if fading is None:
+            return
+        count = fade_frames([r for _, r in fading.frames], self.settings.fade_frames,
+                            self.settings.fade_min_ratio, self.settings.fade_min_step)
+        segment = fading.segment
+        if count:
+            segment.last_shown = fading.frames[count - 1][0]
+            segment.end = fading.frames[count][0]
+        self._last_end = segment.end
+        yield segment
+
     def finish(self, end_pts: float) -> Iterator[Segment]:
-        """Close the open segment (if any) at ``end_pts``, the first frame without its text."""
+        """Close the open segment (if any) at ``end_pts``, the first frame without its text (and
+        yield a segment held for its fade-out first)."""
+        yield from self._release_fade()
+        yield from self._close(end_pts)
+
+    def _close(self, end_pts: float) -> Iterator[Segment]:
         segment, self._open = self._open, None
         if segment is None or segment.core is None:
             return
@@ -311,6 +456,7 @@ class Segmenter:
                 np.count_nonzero(segment.core) < self.settings.text_hold * self._min_pixels(segment.core):
             return
         image, core = segment.keeper.median(), segment.core
+        self._last_end = end_pts
         yield Segment(band=self.band_index, start=segment.start, end=end_pts,
                       frame_count=segment.keeper.seen, settled=segment.frames >= self.settings.confirm_frames,
                       before_start=segment.before_start,
