@@ -280,9 +280,12 @@ class Segmenter:
         view = analysis_view(band, self.settings.analysis_width)
         mask = text_mask(view, self.settings)
         strokes = np.count_nonzero(mask)
-        has_text = strokes >= self._min_pixels(mask)
         # Hysteresis: a short line whose mask hovers at the threshold must not end and restart.
         holds_text = strokes >= self.settings.text_hold * self._min_pixels(mask)
+        # Fewer strokes than the minimum still make text when packed like a line's glyphs (a few
+        # short words in a tall band).
+        has_text = strokes >= self._min_pixels(mask) or (holds_text and _is_line_like(
+            mask, self.settings.text_hold * self._min_pixels(mask), self.settings.min_line_density))
         if self._fading is not None:
             yield from self._follow_fade(pts, view, text_follows=has_text)
         current = self._open
@@ -369,8 +372,10 @@ class Segmenter:
         segment.gain, segment.gain_frames = None, 0
 
     def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
-        """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact pixels."""
-        if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold:
+        """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact
+        pixels to strokes packed as densely as text (background that shifts is sparser)."""
+        if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
+                not _is_line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
             segment.replaced_frames = 0
             return False
         if segment.replaced_frames == 0:
