@@ -193,6 +193,24 @@ def test_short_line_at_the_threshold_is_one_segment():
     assert [(s.start, s.end) for s in segments_of(frames, end=2.0)] == [(t[0], 2.0)]
 
 
+def test_a_few_dense_strokes_below_the_minimum_are_text_but_sparse_ones_are_not():
+    word = with_text(background(0, "flat"), "IT")
+    columns = np.nonzero(text_mask(word, SETTINGS).any(axis=0))[0]
+    word[:, columns.max() - (columns.max() - columns.min()) // 5:] = 90
+    minimum = SETTINGS.min_text_share * H * W
+    assert SETTINGS.text_hold * minimum <= np.count_nonzero(text_mask(word, SETTINGS)) < minimum
+    t = times(30)
+    assert [(s.start, s.end) for s in segments_of([(pts, word) for pts in t], end=1.2)] == [(t[0], 1.2)]
+    # The same number of stroke pixels scattered over the band is not a text line.
+    scattered = background(0, "flat")
+    for i, x in enumerate(range(20, W - 20, 64)):
+        y = 5 + 11 * (i % 5)
+        cv2.line(scattered, (x, y), (x, y + 15), 0, 5)
+        cv2.line(scattered, (x, y), (x, y + 15), 250, 1)
+    assert SETTINGS.text_hold * minimum <= np.count_nonzero(text_mask(scattered, SETTINGS)) < minimum
+    assert segments_of([(pts, scattered) for pts in t], end=1.2) == []
+
+
 def faded(bg: np.ndarray, opacity: float, *lines: str) -> np.ndarray:
     """Text drawn at ``opacity`` (0-1) over the background, as libass renders a \\fad ramp."""
     return np.round(bg * (1 - opacity) + with_text(bg, *lines) * opacity).astype(np.uint8)
