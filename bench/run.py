@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from subextract.scoring import TimedText, load_cues, score  # noqa: E402
+from subextract.scoring import TimedText, load_cues, score, strip_markup  # noqa: E402
 from subextract.stages.probe import ffmpeg_exe, probe  # noqa: E402
 
 POPEYE = ROOT.parent / "shared" / "eval" / "popeye"
@@ -108,7 +108,8 @@ def decode_floor(video: Path, bands: list[dict]) -> Measured:
 
 
 def cues_from_json(document: dict) -> list[TimedText]:
-    return [TimedText(c["start"], c["end"], c["text"]) for c in document["cues"]]
+    """The cues as a player shows them, read the way the reference is (markup such as <i> stripped)."""
+    return [TimedText(c["start"], c["end"], strip_markup(c["text"])) for c in document["cues"]]
 
 
 def measure(case: Case, config: str | None, workdir: Path) -> dict:

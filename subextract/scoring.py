@@ -52,7 +52,7 @@ _HTML_TAG = re.compile(r"<[^>]*>")  # <i>, </b>, <font ...>, VTT <c.x>, <v Name>
 _ASS_OVERRIDE = re.compile(r"\{\\[^}]*\}")  # {\an8}, {\i1}: libass tags leak into SRT
 
 
-def _strip_markup(text: str) -> str:
+def strip_markup(text: str) -> str:
     return _ASS_OVERRIDE.sub("", _HTML_TAG.sub("", text))
 
 
@@ -83,7 +83,7 @@ def _load_srt(path: Path) -> list[TimedText]:
     # broken file as if cues were merely missed.
     items = pysrt.open(str(path), error_handling=pysrt.ERROR_RAISE)
     return [
-        TimedText(item.start.ordinal / 1000, item.end.ordinal / 1000, _strip_markup(item.text))
+        TimedText(item.start.ordinal / 1000, item.end.ordinal / 1000, strip_markup(item.text))
         for item in items
     ]
 
@@ -130,7 +130,7 @@ def _parse_vtt_cue(first_line: int, block: list[str]) -> TimedText:
     if match is None:
         raise _VttSyntaxError(f"invalid WebVTT cue at line {first_line}")
     # Unescape after stripping tags so that an escaped "&lt;i&gt;" stays text.
-    body = html.unescape(_strip_markup("\n".join(block[timing_index + 1 :])))
+    body = html.unescape(strip_markup("\n".join(block[timing_index + 1 :])))
     return TimedText(_vtt_seconds(match[1]), _vtt_seconds(match[2]), body)
 
 

@@ -30,8 +30,8 @@ from subextract.cli import main  # noqa: E402
 from subextract.config import load_settings  # noqa: E402
 from subextract.errors import SubextractError  # noqa: E402
 from subextract.stages.ocr import create_engine  # noqa: E402
-from vlm_fixtures import (REPO, SAMPLE, RecordingProxy, VllmServer, free_port, reference_cues,  # noqa: E402
-                          tiny_config, tiny_model)
+from vlm_fixtures import (REPO, SAMPLE, RecordingProxy, VllmServer, free_port, recording, reference_cues,  # noqa: E402
+                          serving, tiny_config, tiny_model)
 
 pytestmark = pytest.mark.slow
 FRAME = 0.04
@@ -43,20 +43,14 @@ API_KEY = "sk-test-never-printed"
 def server(tmp_path_factory) -> Iterator[VllmServer]:
     """One server for the module; the last test kills it."""
     base = tmp_path_factory.getbasetemp()
-    running = VllmServer(tiny_model(base), tmp_path_factory.mktemp("server") / "vllm.log", images=1)
-    try:
-        running.wait_ready()
+    with serving(tiny_model(base), tmp_path_factory.mktemp("server") / "vllm.log", images=1) as running:
         yield running
-    finally:
-        running.kill()
 
 
 @pytest.fixture
 def proxy(server) -> Iterator[RecordingProxy]:
-    recording = RecordingProxy(server.url)
-    yield recording
-    recording.shutdown()
-    recording.client.close()
+    with recording(server.url) as proxy:
+        yield proxy
 
 
 def openai_settings(server_url: str, **changes):

@@ -33,7 +33,8 @@ os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")     # in-process: h
 from subextract.cli import main  # noqa: E402
 from subextract.stages.align import Cue  # noqa: E402
 from subextract.stages.write import render_vtt  # noqa: E402
-from vlm_fixtures import REPO, SAMPLE, SAMPLE_SRT, RecordingProxy, VllmServer, tiny_translator  # noqa: E402
+from vlm_fixtures import (REPO, SAMPLE, SAMPLE_SRT, RecordingProxy, VllmServer, recording, serving,  # noqa: E402
+                          tiny_translator)
 
 pytestmark = pytest.mark.slow
 END = 12.0  # the sample's first three cues
@@ -69,20 +70,14 @@ def model(tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(model, tmp_path_factory) -> Iterator[VllmServer]:
     """One server for the module; the last test kills it."""
-    running = VllmServer(model, tmp_path_factory.mktemp("server") / "vllm.log", max_model_len=MAX_MODEL_LEN)
-    try:
-        running.wait_ready()
+    with serving(model, tmp_path_factory.mktemp("server") / "vllm.log", max_model_len=MAX_MODEL_LEN) as running:
         yield running
-    finally:
-        running.kill()
 
 
 @pytest.fixture
 def proxy(server) -> Iterator[RecordingProxy]:
-    recording = RecordingProxy(server.url)
-    yield recording
-    recording.shutdown()
-    recording.client.close()
+    with recording(server.url) as proxy:
+        yield proxy
 
 
 def test_webvtt_file_in_process(model, tmp_path):

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -261,6 +262,27 @@ class VllmServer:
 
     def log_tail(self) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
+
+
+@contextlib.contextmanager
+def serving(model: Path, log: Path, **options: int) -> Iterator[VllmServer]:
+    """A ready server for ``model``, killed on the way out."""
+    running = VllmServer(model, log, **options)
+    try:
+        running.wait_ready()
+        yield running
+    finally:
+        running.kill()
+
+
+@contextlib.contextmanager
+def recording(upstream: str) -> Iterator[RecordingProxy]:
+    proxy = RecordingProxy(upstream)
+    try:
+        yield proxy
+    finally:
+        proxy.shutdown()
+        proxy.client.close()
 
 
 class RecordingProxy(ThreadingHTTPServer):
