@@ -916,8 +916,10 @@ def make_video(spec: dict, out_dir: Path, dirs: dict[str, Path], ffmpeg: str) ->
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", choices=sorted(SETS), required=True, dest="set_name")
-    parser.add_argument("--out", type=Path, required=True, help="output directory")
+    parser.add_argument("--out", type=Path, help="output directory (required unless --missing-packages)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="make only these videos")
+    parser.add_argument("--missing-packages", action="store_true",
+                        help="print the Debian packages the set needs that are not installed, and stop")
     parser.add_argument("--jobs", type=int, default=2,
                         help="videos made at once (default: %(default)s; one ffmpeg keeps about "
                              "one core busy)")
@@ -936,6 +938,11 @@ def main() -> None:
     if not specs:
         fail(f"no video named {' '.join(args.only)} in set {args.set_name}")
     missing = missing_packages(specs)
+    if args.missing_packages:
+        print(" ".join(missing))
+        return
+    if args.out is None:
+        fail("--out is required")
     if missing:
         fail(f"missing Debian packages; run: apt-get install -y {' '.join(missing)}")
     ffmpeg = find_ffmpeg()

@@ -3,6 +3,8 @@
 # pytest. FFmpeg: the system's when present, otherwise the static binary of the imageio-ffmpeg
 # wheel (a dependency), so a fresh machine needs nothing but Python 3.10+ and pip.
 # Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
+# --test also installs the fonts the tests burn subtitles with; --bench the fonts and fortune
+# texts the benchmark's generated set is made from (Debian packages, as root where apt exists).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -24,5 +26,17 @@ if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei >/dev/null
   else
     echo "subextract: the subtitle-burning tests need fonts: install fonts-dejavu-core and fonts-wqy-zenhei" >&2
+  fi
+fi
+if [ "${1:-}" = "--bench" ]; then
+  missing=$(.venv/bin/python sample_videos/make_samples.py --set bench --missing-packages)
+  if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      # shellcheck disable=SC2086 # one word per package
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+    else
+      echo "subextract: the benchmark's generated set needs: apt-get install -y $missing" >&2
+      exit 1
+    fi
   fi
 fi
