@@ -30,6 +30,7 @@ class RegionSettings:
 @dataclass(frozen=True)
 class SampleSettings:
     fps: float | None
+    reference_frames_only: bool
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ def test_every_preset_loads_completely(name):
 
 def test_presets_override_the_default():
     default, fast, accurate = load_settings(), load_settings("fast"), load_settings("accurate")
-    assert default.sample.fps is None
-    assert fast.sample.fps == 5
+    assert default.sample.fps is None and not default.sample.reference_frames_only
+    assert fast.sample.reference_frames_only and fast.region.prescan_frames < default.region.prescan_frames
     assert accurate.ocr.det_side > default.ocr.det_side
     # what a preset does not mention comes from default.yaml
     assert fast.align == default.align
@@ -92,9 +92,9 @@ def test_section_with_everything_commented_out(tmp_path):
 
 
 def test_overrides_win_and_none_is_ignored():
-    settings = load_settings("fast", {"region": {"mode": "bottom"}, "sample": {"fps": None}})
+    settings = load_settings("fast", {"region": {"mode": "bottom"}, "sample": {"reference_frames_only": None}})
     assert settings.region.mode == "bottom"
-    assert settings.sample.fps == 5  # None means "not given on the command line"
+    assert settings.sample.reference_frames_only  # None means "not given on the command line"
     assert load_settings(None, {"region": {"mode": None}, "sample": {"fps": None}}) == load_settings()
 
 

@@ -94,6 +94,15 @@ def test_keyframes_only(zh_clip):
         [3, 4, 5], abs=1e-6)
 
 
+def test_reference_frames_only(zh_clip):
+    """B-frames nothing is predicted from are skipped; what is decoded keeps its real frame time."""
+    got = pts_of(DecodeRequest(str(zh_clip), [BOTTOM], reference_frames_only=True))
+    every = grid(0, 149)
+    assert 6 <= len(got) < len(every)
+    assert all(any(abs(t - frame) < 1e-6 for frame in every) for t in got)
+    assert {0.0, 1.0, 2.0, 3.0, 4.0, 5.0} <= {round(t, 6) for t in got}  # keyframes are references
+
+
 def test_one_band_shape_and_pixels(zh_clip):
     whole = next(iter(decode_frames(DecodeRequest(str(zh_clip), [Band(0, 0, 640, 360)])))).bands[0]
     band = Band(100, 250, 300, 60)

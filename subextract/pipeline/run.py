@@ -219,6 +219,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     bands, static = find_bands(info, settings.region, detector, start, end)
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
+                            reference_frames_only=settings.sample.reference_frames_only,
                             blackout=_band_blackouts(static, bands))
     report = DecodeReport()
     stats = Stats()
@@ -275,7 +276,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
 
     if settings.sample.fps:
         def decode_range(range_start: float, range_end: float):
-            return decode_frames(replace(request, start=range_start, end=range_end, sample_fps=None))
+            return decode_frames(replace(request, start=range_start, end=range_end, sample_fps=None,
+                                        reference_frames_only=False))
 
         refined = refine_boundaries([segment for segment, _ in segments], decode_range, info.frame_duration,
                                     settings.segment)

@@ -54,6 +54,7 @@ class DecodeRequest:
     sample_fps: float | None = None  # None keeps every decoded frame
     select: str | None = None  # an FFmpeg select expression over ``t`` (used for boundary re-decodes)
     keyframes_only: bool = False
+    reference_frames_only: bool = False  # skip the frames no other frame is predicted from
     blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
 
 
@@ -119,6 +120,8 @@ def _input_options(request: DecodeRequest) -> dict:
     options: dict = input_options(request.path)
     if request.keyframes_only:
         options["skip_frame"] = "nokey"
+    elif request.reference_frames_only:
+        options["skip_frame"] = "noref"
     if request.start > 0:
         options["ss"] = f"{request.start:.6f}"
     if request.end is not None:
