@@ -34,7 +34,7 @@ from subextract import __version__
 from subextract.cli import (add_config_option, add_engine_options, add_feed_options, add_translate_option,
                             add_translator_options, check_translation_options, count_arg, default_output,
                             json_metadata, language_output, positive_arg, settings_from_args, time_arg,
-                            translation_metadata, translator_settings)
+                            translation_tag, translator_settings)
 from subextract.config import OcrSettings, Settings
 from subextract.errors import SubextractError
 from subextract.feeds import CueFeed, FeedSink, Watchlist, watchlist_option
@@ -299,9 +299,7 @@ class Options:
             "only_flagged": self.only_flagged, "translate": self.translate, "bilingual": self.bilingual})
 
     def translation_output(self, output: Path) -> Path:
-        source_tag = self.lang if self.lang not in ("all", "auto") else "orig"
-        tag = f"{source_tag}+{self.translate}" if self.bilingual else self.translate
-        return Path(language_output(str(output), self.lang, tag))
+        return Path(language_output(str(output), self.lang, translation_tag(self.lang, self.translate, self.bilingual)))
 
 
 @dataclass(frozen=True)
@@ -441,18 +439,16 @@ class BatchRunner:
         from subextract.translate import source_language, translate_cues
 
         cues = feed.kept(result.cues)
-        source = self.options.lang if self.options.lang not in ("all", "auto") else source_language(cues)
         try:
-            translation = translate_cues(self.options.translator, cues, source, self.options.translate)
+            translation = translate_cues(self.options.translator, cues, source_language(cues, self.options.lang),
+                                         self.options.translate)
         except SubextractError as exc:
             return f"translation failed: {exc}"
-        chosen = translation.bilingual if self.options.bilingual else translation.translated
-        described = translation_metadata(source, self.options.translate, translation.result.stats)
         output = self.options.translation_output(job.output)
         _sweep_temporaries(output)
-        metadata = {**json_metadata(job.video, self.options.lang, result), "translation": described}
-        write_text(str(output), render(chosen, self.options.fmt, metadata))
-        return described
+        metadata = {**json_metadata(job.video, self.options.lang, result), "translation": translation.summary}
+        write_text(str(output), render(translation.cues(self.options.bilingual), self.options.fmt, metadata))
+        return translation.summary
 
     def _check_stop(self, _done: float, _total: float | None, _segments: int) -> None:
         if self.stop.is_set():

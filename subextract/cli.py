@@ -259,13 +259,18 @@ def language_output(path: str, language: str, new_tag: str) -> str:
     return str(target.with_name(f"{stem}.{new_tag}{suffix}"))
 
 
+def translation_tag(lang: str, target: str, bilingual: bool) -> str:
+    """The language tag of a translation's file name: ``en``, or ``zh+en`` for a bilingual one."""
+    return f"{lang if lang not in ('all', 'auto') else 'orig'}+{target}" if bilingual else target
+
+
 def _translation_outputs(args: argparse.Namespace, output: str) -> tuple[str | None, str | None]:
     """(the original cues' file, the translation's file); the original's is None with --bilingual."""
     if not args.translate:
         return output, None
-    source_tag = args.lang if args.lang not in ("all", "auto") else "orig"
     if args.bilingual:
-        return None, args.output or default_output(args.video, f"{source_tag}+{args.translate}", args.format)
+        tag = translation_tag(args.lang, args.translate, bilingual=True)
+        return None, args.output or default_output(args.video, tag, args.format)
     return output, language_output(output, args.lang, args.translate)
 
 
@@ -299,10 +304,6 @@ def run_translation(translator, cues, source: str, target: str, quiet: bool):
               f"{t.splits} batches split, {t.single} cues alone, {t.kept_original} kept original | "
               f"{t.seconds:.1f} s", file=sys.stderr)
     return translation
-
-
-def translation_metadata(source: str, target: str, stats) -> dict:
-    return {"from": source, "to": target, **dataclasses.asdict(stats)}
 
 
 def run_extract(args: argparse.Namespace) -> int:
@@ -368,7 +369,7 @@ def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: d
     from subextract.stages.write import render, write_text
     from subextract.translate import source_language
 
-    source = args.lang if args.lang not in ("all", "auto") else source_language(cues)
+    source = source_language(cues, args.lang)
     try:
         translation = run_translation(translator, cues, source, args.translate, args.quiet)
     except SubextractError as exc:
@@ -383,9 +384,8 @@ def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: d
         return 3
     finally:
         translator.model.close()
-    chosen = translation.bilingual if args.bilingual else translation.translated
-    described = {**metadata, "translation": translation_metadata(source, args.translate, translation.result.stats)}
-    write_text(translation_output, render(chosen, args.format, described))
+    chosen = translation.cues(args.bilingual)
+    write_text(translation_output, render(chosen, args.format, {**metadata, "translation": translation.summary}))
     if not args.quiet:
         where = "stdout" if translation_output == "-" else translation_output
         print(f"subextract: {len(chosen)} {'bilingual' if args.bilingual else 'translated'} cues → {where}",
@@ -432,17 +432,15 @@ def run_translate_file(argv: list[str]) -> int:
         output = args.output
     else:
         named = Path(args.subtitles).with_suffix(f".{fmt}")
-        output = language_output(str(named), source, f"{source}+{args.to}" if args.bilingual else args.to)
+        output = language_output(str(named), source, translation_tag(source, args.to, args.bilingual))
     check_writable(output, args.force)
     translator = open_translator(translator_settings(args, load_settings(args.config)), args.glossary)
     try:
         translation = run_translation(translator, cues, source, args.to, args.quiet)
     finally:
         translator.model.close()
-    chosen = translation.bilingual if args.bilingual else translation.translated
-    metadata = {"subtitles": args.subtitles,
-                "translation": translation_metadata(source, args.to, translation.result.stats)}
-    write_text(output, render(chosen, fmt, metadata))
+    chosen = translation.cues(args.bilingual)
+    write_text(output, render(chosen, fmt, {"subtitles": args.subtitles, "translation": translation.summary}))
     if not args.quiet:
         print(f"subextract: {len(chosen)} cues → {'stdout' if output == '-' else output}", file=sys.stderr)
     return 0

@@ -229,8 +229,7 @@ class _Fading:
     """A segment that ended at a frame without text, held for the frames that may show it fading out."""
 
     segment: Segment
-    core: np.ndarray
-    ring: np.ndarray
+    ring: np.ndarray  # the pixels around its core strokes (segment.mask)
     contrast: float  # the strokes' contrast in the segment's picture
     frames: list[tuple[float, float]] = field(default_factory=list)  # (pts, contrast ratio) after its end
 
@@ -416,14 +415,14 @@ class Segmenter:
             if contrast <= 0:
                 yield segment
                 continue
-            self._fading = _Fading(segment, segment.mask, ring, contrast)
+            self._fading = _Fading(segment, ring, contrast)
             yield from self._follow_fade(pts, view, text_follows=False)
 
     def _follow_fade(self, pts: float, view: np.ndarray, text_follows: bool) -> Iterator[Segment]:
         """Take one more frame after a held segment's end; yield it once its fade is known."""
         fading = self._fading
         if not text_follows:
-            fading.frames.append((pts, stroke_contrast(view, fading.core, fading.ring) / fading.contrast))
+            fading.frames.append((pts, stroke_contrast(view, fading.segment.mask, fading.ring) / fading.contrast))
             ratios = [ratio for _, ratio in fading.frames]
             count = fade_frames(ratios, self.settings.fade_frames, self.settings.fade_min_ratio,
                                 self.settings.fade_min_step)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+import dataclasses
 from dataclasses import dataclass
 
 from subextract.config import TranslateSettings
@@ -25,9 +26,19 @@ _PLACEHOLDERS = {"source": "", "target": "", "count": 0, "lines": "", "context":
 
 @dataclass(frozen=True)
 class CueTranslation:
+    source: str
+    target: str
     translated: list[Cue]  # the translation alone, one cue per original cue, same times
     bilingual: list[Cue]   # the original lines followed by the translation
     result: TranslationResult
+
+    def cues(self, bilingual: bool) -> list[Cue]:
+        return self.bilingual if bilingual else self.translated
+
+    @property
+    def summary(self) -> dict:
+        """What JSON output and the batch manifest say about the translation."""
+        return {"from": self.source, "to": self.target, **dataclasses.asdict(self.result.stats)}
 
 
 def open_translator(settings: TranslateSettings, glossary_path: str | None = None) -> Translator:
@@ -39,8 +50,11 @@ def open_translator(settings: TranslateSettings, glossary_path: str | None = Non
     return Translator(settings, model, glossary)
 
 
-def source_language(cues: Sequence[Cue]) -> str:
-    """The main language of most cues (``und`` when none is known)."""
+def source_language(cues: Sequence[Cue], given: str = "all") -> str:
+    """``given`` when it names a language; otherwise the main language of most cues (``und``
+    when none is known)."""
+    if given not in ("all", "auto"):
+        return given
     votes = Counter(main_language(cue) for cue in cues)
     votes.pop("und", None)
     return votes.most_common(1)[0][0] if votes else "und"
@@ -56,7 +70,7 @@ def translate_cues(translator: Translator, cues: Sequence[Cue], source: str, tar
         translated.append(Cue(cue.start, cue.end, (text,), (target,), cue.confidence, cue.band))
         bilingual.append(Cue(cue.start, cue.end, (*cue.lines, text), (*cue.languages, target), cue.confidence,
                              cue.band))
-    return CueTranslation(translated=translated, bilingual=bilingual, result=result)
+    return CueTranslation(source=source, target=target, translated=translated, bilingual=bilingual, result=result)
 
 
 def _check_prompts(settings: TranslateSettings) -> None:
