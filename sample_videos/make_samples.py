@@ -146,15 +146,54 @@ BENCH = [
                                 scale=0.05))]),
 ]
 
-SETS = {"samples": SAMPLES, "bench": BENCH}
+# The style axis: the renderings real platforms use, each in Chinese and in English, over footage
+# with bright and dark scenes (a plain white line over a bright sky has no dark pixel beside it).
+ORANGE, CYAN, PINK = "FF8C1A", "3FE0FF", "FF7FC8"
+STYLE_FOOTAGE = dict(clips=("bigbuckbunny", "bikes", "popeye_pgs1"), mode="cuts")
+RENDERINGS = {
+    "outline": dict(outline=2.5),
+    "plain": dict(outline=0, shadow=0),
+    # libass blurs only the border when there is one: an invisible 1 px border keeps the letters sharp
+    "soft_shadow": dict(outline=1, outline_alpha=0xFF, shadow=2, blur=3, shadow_alpha=0x40),
+    "box_translucent": dict(box=True, outline=6, box_alpha=0xA0),
+    "box_opaque": dict(box=True, outline=6, box_alpha=0x00),
+    "dark_on_light_box": dict(colour=BLACK, box=True, outline=6, box_colour=WHITE, box_alpha=0x10),
+    "thin_orange_serif": dict(font="Noto Serif CJK SC", latin_font="Liberation Serif", colour=ORANGE,
+                              outline=0.8),
+    "yellow_plain": dict(colour=YELLOW, outline=0, shadow=0),
+    "cyan_thin_outline": dict(colour=CYAN, outline=1),
+    "pink_bold_shadow": dict(colour=PINK, bold=True, outline=0, shadow=2, shadow_alpha=0x20),
+    "small_plain": dict(outline=0, shadow=1, scale=0.04),
+    "large_plain": dict(bold=True, outline=0, shadow=0, scale=0.075),
+}
+STYLE_SIZES = {"small_plain": (854, 480), "large_plain": (1920, 1080), "box_opaque": (1920, 1080),
+               "thin_orange_serif": (1920, 1080)}
+STYLE_FONTS = {"zh": "Noto Sans CJK SC", "en": "DejaVu Sans"}
+
+
+def style_video(rendering: str, lang: str) -> dict:
+    style = dict(RENDERINGS[rendering])
+    font = style.pop("font", STYLE_FONTS["zh"])
+    latin_font = style.pop("latin_font", STYLE_FONTS["en"])
+    style["font"] = font if lang == "zh" else latin_font
+    top = rendering in ("plain", "box_translucent") and lang == "en"  # both edges, plain and boxed
+    return dict(name=f"style_{rendering}_{lang}", size=STYLE_SIZES.get(rendering, (1280, 720)), seconds=45,
+                footage=STYLE_FOOTAGE,
+                zones=[dict(lang=lang, two_line=0.25, position="top" if top else "bottom",
+                            fade=rendering == "plain" and lang == "zh", style=style)])
+
+
+STYLES = [style_video(rendering, lang) for rendering in RENDERINGS for lang in ("zh", "en")]
+
+SETS = {"samples": SAMPLES, "bench": BENCH + STYLES}
 
 DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=30),
                   "bench": dict(preset="veryfast", crf=25)}
 DEFAULT_FOOTAGE = dict(fit="crop")
 DEFAULT_ZONE = dict(position="bottom", profile="dialogue", two_line=0.0, fade=False, max_chars=None)
 DEFAULT_STYLE = dict(font="DejaVu Sans", latin_font=None, latin_scale=0.72, bold=False,
-                     colour=WHITE, outline_colour=BLACK, outline=2.5, shadow=0.0, box=False,
-                     box_alpha=0x50, scale=0.058, margin=0.06)
+                     colour=WHITE, outline_colour=BLACK, outline_alpha=0x00, outline=2.5, shadow=0.0, shadow_alpha=0x60,
+                     blur=0.0, box=False, box_colour=BLACK, box_alpha=0x50, scale=0.058, margin=0.06)
 
 # Timing profiles, in ms. "dialogue" is the main subtitle track; "signs" is a sparse second
 # track such as translated on-screen signs. p_back_to_back / p_repeat are the chances that the
@@ -557,11 +596,11 @@ def ass_style(name: str, zone: dict, size: tuple[int, int]) -> str:
     s = zone["style"]
     px = font_px(zone, size)[zone_languages(zone)[0]]
     # BorderStyle 3 draws an opaque box in the outline colour; "outline" is then its padding.
-    border_style, outline_colour = (3, ass_colour(BLACK, s["box_alpha"])) if s["box"] \
-        else (1, ass_colour(s["outline_colour"]))
+    border_style, outline_colour = (3, ass_colour(s["box_colour"], s["box_alpha"])) if s["box"] \
+        else (1, ass_colour(s["outline_colour"], s["outline_alpha"]))
     alignment = 8 if zone["position"] == "top" else 2
     fields = [name, s["font"], px, ass_colour(s["colour"]), ass_colour(s["colour"]),
-              outline_colour, ass_colour(BLACK, 0x60), -1 if s["bold"] else 0, 0, 0, 0,
+              outline_colour, ass_colour(BLACK, s["shadow_alpha"]), -1 if s["bold"] else 0, 0, 0, 0,
               100, 100, 0, 0, border_style, s["outline"], s["shadow"], alignment,
               20, 20, round(size[1] * s["margin"]), 1]
     return "Style: " + ",".join(str(f) for f in fields)
@@ -575,7 +614,8 @@ def ass_text(cue: Cue, zone: dict, size: tuple[int, int]) -> str:
         px = font_px(zone, size)[langs[1]]
         font = f"\\fn{latin_font}" if latin_font else ""
         lines[1] = f"{{{font}\\fs{px}}}{lines[1]}"
-    prefix = "{\\fad(150,150)}" if cue.fade else ""
+    blur = zone["style"]["blur"]
+    prefix = ("{\\fad(150,150)}" if cue.fade else "") + (f"{{\\blur{blur:g}}}" if blur else "")
     return prefix + "\\N".join(lines)
 
 

@@ -50,6 +50,13 @@ class SegmentSettings:
     fade_frames: int
     fade_min_ratio: float
     fade_min_step: float
+    hold_contrast: int
+    hold_share: float
+    look_back_frames: int
+    outline_share: float
+    plain_bright_margin: int
+    plain_bright_low: int
+    plain_bright_high: int
 
 
 @dataclass(frozen=True)

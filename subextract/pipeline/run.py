@@ -23,6 +23,7 @@ from subextract.config import Settings, load_settings
 from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
 from subextract.stages.align import Cue, align
+from subextract.stages.appearance import learn_appearance, settings_for
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
@@ -216,7 +217,9 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
         return RapidTextDetector.for_engine(ready.result(), settings.region.prescan_det_side, settings.ocr.threads)
 
-    bands, static = find_bands(info, settings.region, detector, start, end)
+    region = find_bands(info, settings.region, detector, start, end)
+    bands, static = region.bands, region.static
+    appearance = learn_appearance(region.lines, settings.segment)
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
@@ -224,7 +227,9 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     report = DecodeReport()
     stats = Stats()
     # Sampled frames are too far apart to follow a fade: the boundary refinement snaps those cues.
-    segment_settings = replace(settings.segment, fade_frames=0) if settings.sample.fps else settings.segment
+    segment_settings = settings_for(appearance, settings.segment)
+    if settings.sample.fps:
+        segment_settings = replace(segment_settings, fade_frames=0)
     segmenters = [Segmenter(i, segment_settings) for i in range(len(bands))]
     worker = _OcrWorker(ready)
     stream = CueStream(settings.align, len(bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
@@ -280,7 +285,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
                                         reference_frames_only=False))
 
         refined = refine_boundaries([segment for segment, _ in segments], decode_range, info.frame_duration,
-                                    settings.segment)
+                                    segment_settings)
         segments = [(segment, key) for segment, (_, key) in zip(refined, segments)]
     warnings, complete = ([], False) if worker.error is not None else _decode_warnings(report, info, start, end,
                                                                                         last_pts)

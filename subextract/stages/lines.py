@@ -50,8 +50,10 @@ def _split_stacked(rows: np.ndarray, y0: int, y1: int, min_height: int) -> list[
             for line in (_split_stacked(rows, a, b, min_height) if b - a + 1 >= 1.6 * shortest else [(a, b)])]
 
 
-def line_boxes(core: np.ndarray, band_shape: tuple[int, int], min_height: int = 4) -> tuple[Box, ...]:
-    """Boxes (in band pixels) of the text lines in a stroke mask computed on a scaled band."""
+def line_boxes(core: np.ndarray, band_shape: tuple[int, int], min_height: int = 4,
+               pad: bool = True) -> tuple[Box, ...]:
+    """Boxes (in band pixels) of the text lines in a stroke mask computed on a scaled band,
+    with a margin for the recogniser unless ``pad`` is false."""
     scale_y = band_shape[0] / core.shape[0]
     scale_x = band_shape[1] / core.shape[1]
     rows = np.count_nonzero(core, axis=1)
@@ -67,7 +69,7 @@ def line_boxes(core: np.ndarray, band_shape: tuple[int, int], min_height: int = 
         if extent is None:
             continue
         x0, x1 = extent
-        pad_y, pad_x = 0.35 * height, 0.6 * height
+        pad_y, pad_x = (0.35 * height, 0.6 * height) if pad else (0, 0)
         boxes.append((max(0, int((x0 - pad_x) * scale_x)), max(0, int((y0 - pad_y) * scale_y)),
                       min(band_shape[1], int((x1 + 1 + pad_x) * scale_x)),
                       min(band_shape[0], int((y1 + 1 + pad_y) * scale_y))))

@@ -180,18 +180,37 @@ def bands_from_rows(rows, info: VideoInfo, settings: RegionSettings) -> list[Ban
     return sorted(bands, key=lambda b: b.y)
 
 
+@dataclass(frozen=True)
+class Region:
+    bands: list[Band]
+    static: list[TextBox]  # logos and watermarks: text that stays put
+    lines: list[np.ndarray]  # grey pre-scan crops of the subtitle lines found (how they are drawn)
+
+
+def subtitle_lines(moving: Sequence[TextBox], rows, frames: Sequence[np.ndarray], scale: float,
+                   info: VideoInfo, settings: RegionSettings) -> list[np.ndarray]:
+    """Crops of the centred lines inside the subtitle zones."""
+    crops = []
+    for box in moving:
+        inside = any(top <= box.centre_y <= bottom for top, bottom, _ in rows)
+        if inside and abs(box.centre_x - info.width / 2) <= settings.centre_tolerance * info.width:
+            crops.append(frames[box.frame][int(box.y0 * scale):int(box.y1 * scale) + 1,
+                                           int(box.x0 * scale):int(box.x1 * scale) + 1])
+    return crops
+
+
 def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[], Callable], start: float = 0.0,
-               end: float | None = None) -> tuple[list[Band], list[TextBox]]:
-    """(bands, static boxes inside them); falls back to the bottom band when no text is seen.
-    ``detector()`` gives the text detector once the pre-scan frames are decoded (its set-up may
-    still be under way until then)."""
+               end: float | None = None) -> Region:
+    """The bands, the static boxes inside them and the subtitle lines seen; falls back to the
+    bottom band when no text is seen. ``detector()`` gives the text detector once the pre-scan
+    frames are decoded (its set-up may still be under way until then)."""
     fixed = fixed_bands(settings.mode, info, settings)
     if fixed is not None:
-        return fixed, []
+        return Region(fixed, [], [])
     frames = prescan_frames(info, settings, start, end)
     scale = frames[0].shape[1] / info.width if frames else 1.0
     boxes = detect_boxes(frames, detector(), scale)
     static, moving = split_static(boxes, frames, scale, settings)
     rows = subtitle_rows(moving, info, settings)
     bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
-    return bands, static
+    return Region(bands, static, subtitle_lines(moving, rows, frames, scale, info, settings))

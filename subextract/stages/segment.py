@@ -50,16 +50,39 @@ def analysis_view(band: np.ndarray, width: int) -> np.ndarray:
     return cv2.resize(band, (width, height), interpolation=cv2.INTER_AREA)
 
 
-def text_mask(grey: np.ndarray, settings: SegmentSettings) -> np.ndarray:
-    """Pixels that look like subtitle strokes: bright lines thinner than the stroke kernel that
-    stand well above their surroundings (a white top-hat ignores large bright areas such as sky)
-    and with a near-black pixel right beside them (the outline, shadow or box that keeps burned-in
-    text legible; bright grass or foliage has none)."""
+def stroke_lift(grey: np.ndarray, settings: SegmentSettings) -> np.ndarray:
+    """How far each pixel stands above its surroundings within the stroke kernel (a white
+    top-hat: large bright areas such as sky lift nothing, thin bright strokes lift a lot)."""
     kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (settings.stroke_kernel, settings.stroke_kernel))
-    above_surroundings = cv2.morphologyEx(grey, cv2.MORPH_TOPHAT, kernel)
-    darkest_beside = cv2.erode(grey, _BESIDE)
-    return ((grey >= settings.bright_min) & (above_surroundings >= settings.contrast_min)
-            & (darkest_beside <= settings.dark_max))
+    return cv2.morphologyEx(grey, cv2.MORPH_TOPHAT, kernel)
+
+
+def text_mask(grey: np.ndarray, settings: SegmentSettings, lift: np.ndarray | None = None) -> np.ndarray:
+    """Pixels that look like subtitle strokes: bright lines thinner than the stroke kernel that
+    stand well above their surroundings and, where the video's subtitles are drawn with one
+    (``dark_max`` below 255), with a near-black pixel right beside them (the outline, shadow or
+    box; bright grass or foliage has none)."""
+    lift = stroke_lift(grey, settings) if lift is None else lift
+    mask = (grey >= settings.bright_min) & (lift >= settings.contrast_min)
+    if settings.dark_max < 255:
+        mask &= cv2.erode(grey, _BESIDE) <= settings.dark_max
+    return mask
+
+
+def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings) -> bool:
+    """Whether a frame still shows the core's text although its mask may not: in every line of
+    the core, most strokes still stand above their surroundings (plain text over a bright sky
+    keeps a small lift, too small for the mask; where the text has gone, its pixels lift no more
+    than the background does)."""
+    rows = np.count_nonzero(core, axis=1)
+    if not rows.any():
+        return False
+    lifted = core & (lift >= settings.hold_contrast)
+    for x0, y0, x1, y1 in line_boxes(core, core.shape, pad=False):
+        strokes = np.count_nonzero(core[y0:y1, x0:x1])
+        if strokes and np.count_nonzero(lifted[y0:y1, x0:x1]) < settings.hold_share * strokes:
+            return False
+    return True
 
 
 def mask_difference(a: np.ndarray, b: np.ndarray) -> float:
@@ -260,7 +283,7 @@ class Segmenter:
         self._last_end: float | None = None  # end of the latest segment yielded
         # Analysis views of the latest frames, for a new segment's look back at a fade-in.
         self._views: deque[tuple[float, np.ndarray]] = deque(
-            maxlen=2 * settings.confirm_frames + settings.fade_frames + 2)
+            maxlen=2 * settings.confirm_frames + settings.fade_frames + settings.look_back_frames + 2)
 
     @property
     def horizon(self) -> float | None:
@@ -277,7 +300,8 @@ class Segmenter:
 
     def push(self, pts: float, band: np.ndarray) -> Iterator[Segment]:
         view = analysis_view(band, self.settings.analysis_width)
-        mask = text_mask(view, self.settings)
+        lift = stroke_lift(view, self.settings)
+        mask = text_mask(view, self.settings, lift)
         strokes = np.count_nonzero(mask)
         # Hysteresis: a short line whose mask hovers at the threshold must not end and restart.
         holds_text = strokes >= self.settings.text_hold * self._min_pixels(mask)
@@ -288,13 +312,26 @@ class Segmenter:
         if self._fading is not None:
             yield from self._follow_fade(pts, view, text_follows=has_text)
         current = self._open
+        if current is not None and current.frames >= self.settings.confirm_frames \
+                and np.count_nonzero(current.core) < self.settings.text_hold * self._min_pixels(mask):
+            # Many strokes, too few of them stable to be text: passing background (plain-text
+            # videos have no outline test to keep it out). It is no segment; text may start now.
+            self._open = current = None
+        held = False
         if current is not None:
             # The first frames' masks still hold background strokes that are about to move away:
             # losing them says nothing until the core has settled.
             settled = current.frames >= self.settings.confirm_frames
             lost = settled and lost_share(current.core, mask) > self.settings.change_threshold \
                 and not fading_out(current.core, mask)
-            if not holds_text or lost:
+            if (not holds_text or lost) and settled and current.gain is None \
+                    and adds_line(current.core, mask, self.settings) is None \
+                    and still_shown(current.core, lift, self.settings):
+                # The mask lost the text (plain text over a bright picture) but its strokes are
+                # still there: the same text goes on, and this frame does not shape its core.
+                held = True
+                current.last_shown = pts
+            elif not holds_text or lost:
                 if current.gain is None:
                     yield from self._end(pts, view, text_follows=has_text)
                 else:
@@ -309,13 +346,15 @@ class Segmenter:
                     self._absorb_gain(current)
             elif settled and self._track_replacement(current, mask, pts):
                 yield from self._split_at(current, current.replaced_start, current.replaced_before)
-        if has_text or (holds_text and self._open is not None):
+        if not held and (has_text or (holds_text and self._open is not None)):
             if self._open is None:
                 self._open = self._new_segment(pts, self._previous_pts)
                 self._open.after_gap = True
             self._add(self._open, _Analysed(pts, band, mask))
-            if self._open.after_gap and self._open.frames == self.settings.confirm_frames:
-                self._look_back_at_fade_in(self._open, view)
+            if self._open.frames == self.settings.confirm_frames:
+                self._trim_start(self._open)
+                if self._open.after_gap:
+                    self._look_back(self._open, view)
         self._views.append((pts, view))
         self._previous_pts = pts
 
@@ -385,14 +424,33 @@ class Segmenter:
     def _ring(self, core: np.ndarray) -> np.ndarray:
         return cv2.dilate(core.view(np.uint8), _BESIDE).view(bool) & ~core
 
-    def _look_back_at_fade_in(self, segment: _OpenSegment, view: np.ndarray) -> None:
-        """Move the start of a just-settled segment back over the frames of its fade-in."""
+    def _trim_start(self, segment: _OpenSegment) -> None:
+        """A just-settled segment starts at its first frame that shows its core: frames before
+        it showed only background that has moved on."""
+        leading = [frame for frame in segment.recent if frame.pts >= segment.start]
+        for previous, frame in zip([None, *leading], leading):
+            if lost_share(segment.core, frame.mask) <= self.settings.change_threshold:
+                if previous is not None:
+                    segment.start, segment.before_start = frame.pts, previous.pts
+                return
+
+    def _look_back(self, segment: _OpenSegment, view: np.ndarray) -> None:
+        """Move the start of a just-settled segment back over the frames that already showed its
+        text but not to the mask (plain text over a bright picture), then over its fade-in."""
+        earlier = [(pts, frame) for pts, frame in reversed(self._views) if pts < segment.start
+                   and (self._last_end is None or pts >= self._last_end)]
+        shown = 0
+        while shown < len(earlier) and still_shown(segment.core, stroke_lift(earlier[shown][1], self.settings),
+                                                   self.settings):
+            shown += 1
+        if shown:
+            segment.start = earlier[shown - 1][0]
+            segment.before_start = earlier[shown][0] if shown < len(earlier) else None
+            earlier = earlier[shown:]
         if not self.settings.fade_frames:
             return
         ring = self._ring(segment.core)
         contrast = stroke_contrast(view, segment.core, ring)
-        earlier = [(pts, frame) for pts, frame in reversed(self._views) if pts < segment.start
-                   and (self._last_end is None or pts >= self._last_end)]
         if contrast <= 0 or not earlier:
             return
         ratios = [stroke_contrast(frame, segment.core, ring) / contrast for _, frame in earlier]
