@@ -76,6 +76,13 @@ SAMPLES = [
          zones=[dict(lang="zh+en", position="top",
                      style=dict(font="WenQuanYi Zen Hei", latin_font="Liberation Sans",
                                 box=True, outline=6, margin=0.04))]),
+    dict(name="zh_plain", size=(854, 480), seconds=20,
+         footage=dict(clips=("bigbuckbunny", "popeye_pgs1"), mode="cuts"),
+         zones=[dict(lang="zh", style=dict(font="Noto Sans CJK SC", outline=0, shadow=0))]),
+    dict(name="en_translucent_box", size=(854, 480), seconds=20,
+         footage=dict(clips=("bigbuckbunny", "bikes"), mode="cuts"),
+         zones=[dict(lang="en", two_line=0.3,
+                     style=dict(font="DejaVu Sans", box=True, outline=5, box_alpha=0xA0))]),
 ]
 
 POPEYE_PGS = ("popeye_pgs1", "popeye_pgs2", "popeye_pgs3", "popeye_pgs4")
