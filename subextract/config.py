@@ -54,6 +54,7 @@ class SegmentSettings:
     hold_share: float
     look_back_frames: int
     outline_share: float
+    outline_evidence: int
     plain_bright_margin: int
     plain_bright_low: int
     plain_bright_high: int

@@ -20,25 +20,32 @@ import numpy as np
 from subextract.config import SegmentSettings
 
 _BESIDE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
+_AROUND = cv2.getStructuringElement(cv2.MORPH_RECT, (9, 9))  # beyond any outline or shadow
 _MIN_STROKES = 40  # a crop with fewer stroke pixels says nothing about the style
 
 
 @dataclass(frozen=True)
 class Appearance:
-    outlined: bool  # every line seen had a dark pixel beside nearly all of its strokes
-    level: int  # how bright the strokes are (grey, the 95th percentile over a line's strokes: thin strokes
-    # at pre-scan scale keep their full brightness only along their middle)
+    outlined: bool  # every line seen on a picture that is not dark had a dark pixel beside nearly all of its strokes
+    level: int  # how bright the strokes are (grey, the median over lines of the 95th percentile of their strokes:
+    # thin strokes at pre-scan scale keep their full brightness only along their middle)
     lines: int  # subtitle lines it was learned from
 
 
-def _line_style(crop: np.ndarray, settings: SegmentSettings) -> tuple[float, int] | None:
-    """(share of strokes with a dark pixel beside them, stroke brightness) of one line's crop."""
+def _line_style(crop: np.ndarray, settings: SegmentSettings) -> tuple[float | None, int] | None:
+    """(share of strokes with a dark pixel beside them, stroke brightness) of one line's crop;
+    the share is None where the picture around the line is dark itself (plain text there has
+    dark pixels beside it too: the line says nothing about an outline)."""
     kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (settings.stroke_kernel, settings.stroke_kernel))
     strokes = cv2.morphologyEx(crop, cv2.MORPH_TOPHAT, kernel) >= settings.contrast_min
     if np.count_nonzero(strokes) < _MIN_STROKES:
         return None
+    level = int(np.percentile(crop[strokes], 95))
+    around = ~cv2.dilate(strokes.view(np.uint8), _AROUND).view(bool)
+    if not around.any() or np.median(crop[around]) <= settings.dark_max + settings.outline_evidence:
+        return None, level
     dark_beside = cv2.erode(crop, _BESIDE) <= settings.dark_max
-    return float(dark_beside[strokes].mean()), int(np.percentile(crop[strokes], 95))
+    return float(dark_beside[strokes].mean()), level
 
 
 def learn_appearance(crops: Sequence[np.ndarray], settings: SegmentSettings) -> Appearance | None:
@@ -46,7 +53,9 @@ def learn_appearance(crops: Sequence[np.ndarray], settings: SegmentSettings) -> 
     styles = [style for crop in crops if crop.size for style in [_line_style(crop, settings)] if style]
     if not styles:
         return None
-    outlined = min(share for share, _ in styles) >= settings.outline_share
+    # A dark picture puts dark pixels beside plain strokes too: an outline needs several lines' say.
+    shares = [share for share, _ in styles if share is not None]
+    outlined = bool(shares) and min(shares) >= settings.outline_share
     return Appearance(outlined=outlined, level=int(np.median([level for _, level in styles])), lines=len(styles))
 
 
