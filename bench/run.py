@@ -32,6 +32,8 @@ from subextract.scoring import TimedText, load_cues, score, strip_markup  # noqa
 from subextract.stages.probe import ffmpeg_exe, probe  # noqa: E402
 
 POPEYE = ROOT.parent / "shared" / "eval" / "popeye"
+REAL_ZH = ROOT.parent / "shared" / "eval" / "real_zh"
+LABELS = ROOT / "bench" / "labels"
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,15 @@ def generated_cases(folder: Path, generate: bool) -> list[Case]:
     if generate and not any(folder.glob("*.srt")):
         subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", "bench",
                         "--out", str(folder)], check=True)
-    return [Case("generated", v, v.with_suffix(".srt")) for v in sorted(folder.glob("*.mp4"))
-            if v.with_suffix(".srt").exists()]
+    return [Case("styles" if v.stem.startswith("style_") else "generated", v, v.with_suffix(".srt"))
+            for v in sorted(folder.glob("*.mp4")) if v.with_suffix(".srt").exists()]
+
+
+def real_cases() -> list[Case]:
+    """Real hardsubbed clips labelled by hand (bench/labels)."""
+    return [Case("real", REAL_ZH / f"{label.stem.removeprefix('real_zh_')}.mp4", label)
+            for label in sorted(LABELS.glob("real_zh_*.srt"))
+            if (REAL_ZH / f"{label.stem.removeprefix('real_zh_')}.mp4").exists()]
 
 
 def popeye_cases(folder: Path) -> list[Case]:
@@ -112,7 +121,29 @@ def cues_from_json(document: dict) -> list[TimedText]:
     return [TimedText(c["start"], c["end"], strip_markup(c["text"])) for c in document["cues"]]
 
 
-def measure(case: Case, config: str | None, workdir: Path) -> dict:
+def subtitle_position(case: Case) -> str:
+    """Where the generator put the subtitles (the naive baseline reads one strip there)."""
+    sidecar = case.video.with_suffix(".json")
+    if sidecar.exists():
+        zones = json.loads(sidecar.read_text()).get("zones") or [{}]
+        return zones[0].get("position", "bottom")
+    return "bottom"
+
+
+def measure_naive(case: Case, workdir: Path, reference, frame_duration: float, wall: float) -> dict:
+    """The naive baseline (bench/naive.py) on the same video in a fresh process, scored alike."""
+    out = workdir / f"naive-{case.set_name}-{case.video.stem}.json"
+    run = run_measured([sys.executable, str(ROOT / "bench" / "naive.py"), str(case.video), "--position",
+                        subtitle_position(case), "-o", str(out)])
+    if run.code != 0:
+        return {"naive_error": f"exit code {run.code}"}
+    result = score(reference, cues_from_json(json.loads(out.read_text())), frame_duration=frame_duration)
+    return {"naive_e2e_f1": round(result.e2e_f1, 3), "naive_cer": round(result.cer, 4),
+            "naive_start_p90_ms": result.start_error_ms_p90, "naive_wall_s": round(run.wall, 2),
+            "naive_over_ours": round(run.wall / wall, 1)}
+
+
+def measure(case: Case, config: str | None, workdir: Path, naive: bool = True) -> dict:
     info = probe(str(case.video))
     out = workdir / f"{case.set_name}-{case.video.stem}.json"
     command = [sys.executable, "-m", "subextract.cli", str(case.video), "--format", "json", "-o", str(out),
@@ -133,6 +164,7 @@ def measure(case: Case, config: str | None, workdir: Path) -> dict:
         "ocr_calls": document["stats"]["ocr_calls"],
         "ocr_calls_per_cue": round(document["stats"]["ocr_calls"] / max(1, len(reference)), 2),
         "peak_rss_mib": run.rss_mib,
+        **(measure_naive(case, workdir, reference, info.frame_duration, run.wall) if naive else {}),
     }
 
 
@@ -149,7 +181,8 @@ COLUMNS = [("set", "set", None), ("video", "video", None), ("size", "size", None
            ("wall_s", "wall s", 2), ("realtime_factor", "x real time", 1), ("decode_floor_s", "floor s", 2),
            ("wall_over_floor", "wall/floor", 2), ("cpu_s", "CPU s", 1), ("floor_cpu_s", "floor CPU s", 1),
            ("cpu_over_floor", "CPU/floor", 2), ("ocr_calls_per_cue", "OCR/cue", 2),
-           ("peak_rss_mib", "RSS MiB", None)]
+           ("peak_rss_mib", "RSS MiB", None), ("naive_e2e_f1", "naive e2e F1", 3), ("naive_cer", "naive CER", 4),
+           ("naive_wall_s", "naive wall s", 2), ("naive_over_ours", "naive/ours wall", 1)]
 
 
 def markdown(rows: list[dict]) -> str:
@@ -170,12 +203,23 @@ def markdown(rows: list[dict]) -> str:
                      f"wall/floor {statistics.mean(r['wall_over_floor'] for r in ok):.2f}, "
                      f"CPU/floor {statistics.mean(r['cpu_over_floor'] for r in ok):.2f}, "
                      f"OCR calls per cue {statistics.mean(r['ocr_calls_per_cue'] for r in ok):.2f}.")
+        naive = [r for r in ok if "naive_e2e_f1" in r]
+        if naive:
+            lines.append(f"Naive baseline on {len(naive)} of them: e2e F1 "
+                         f"{statistics.mean(r['naive_e2e_f1'] for r in naive):.3f} against "
+                         f"{statistics.mean(r['e2e_f1'] for r in naive):.3f}, CER "
+                         f"{statistics.mean(r['naive_cer'] for r in naive):.4f} against "
+                         f"{statistics.mean(r['cer'] for r in naive):.4f}, its wall time "
+                         f"{statistics.mean(r['naive_over_ours'] for r in naive):.1f}x ours.")
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=("samples", "generated", "popeye", "all"), default="all")
+    parser.add_argument("--set", choices=("samples", "generated", "styles", "popeye", "real", "all"), default="all",
+                        help="generated: the bench set without the style axis; styles: the style axis alone")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these videos (file stems)")
+    parser.add_argument("--no-naive", action="store_true", help="skip the naive baseline")
     parser.add_argument("--videos", type=Path, default=ROOT / "bench" / "videos",
                         help="where generated and burned videos are kept (git-ignored)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
@@ -185,16 +229,21 @@ def main() -> int:
     cases: list[Case] = []
     if args.set in ("samples", "all"):
         cases += sample_cases()
-    if args.set in ("generated", "all"):
-        cases += generated_cases(args.videos, not args.no_generate)
+    if args.set in ("generated", "styles", "all"):
+        cases += [case for case in generated_cases(args.videos, not args.no_generate)
+                  if args.set == "all" or case.set_name == args.set]
     if args.set in ("popeye", "all"):
         cases += popeye_cases(args.videos / "popeye")
+    if args.set in ("real", "all"):
+        cases += real_cases()
+    if args.only:
+        cases = [case for case in cases if case.video.stem in args.only]
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as workdir:
         for case in cases:
             print(f"bench: {case.set_name}/{case.video.stem}", file=sys.stderr, flush=True)
-            rows.append(measure(case, args.config, Path(workdir)))
+            rows.append(measure(case, args.config, Path(workdir), naive=not args.no_naive))
     (args.out / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
     table = markdown(rows)
     (args.out / "results.md").write_text(table)

@@ -129,7 +129,8 @@ def _same_picture(a: np.ndarray, b: np.ndarray) -> bool:
 def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: float,
                  settings: RegionSettings) -> tuple[list[TextBox], list[TextBox]]:
     """(static, moving): text showing the same glyphs at the same place in most frames is a logo
-    or watermark."""
+    or watermark. A moving box whose glyphs an earlier frame showed at the same place is left out
+    of ``moving``: one sign seen twice must not count as two subtitles recurring at its height."""
     static, moving = [], []
     for box in boxes:
         edges = _edges(frames[box.frame], box, scale)
@@ -137,7 +138,10 @@ def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: 
                                         and any(other.frame == frame and box.iou(other) > 0.6 for other in boxes)
                                         and _same_picture(edges, _edges(frames[frame], box, scale))}
         is_static = len(frames) >= 3 and len(frames_with_it) >= settings.static_share * len(frames)
-        (static if is_static else moving).append(box)
+        if is_static:
+            static.append(box)
+        elif min(frames_with_it) == box.frame:
+            moving.append(box)
     return static, moving
 
 
