@@ -55,6 +55,7 @@ class SegmentSettings:
     look_back_frames: int
     outline_share: float
     outline_evidence: int
+    repeat_difference: float
     plain_bright_margin: int
     plain_bright_low: int
     plain_bright_high: int

@@ -31,7 +31,7 @@ from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import VideoInfo, probe
 from subextract.stages.region import TextBox, find_bands
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames
-from subextract.stages.segment import Segment, Segmenter, mask_difference
+from subextract.stages.segment import Segment, Segmenter, exact_lost_share, mask_difference
 
 # (seconds of video done, seconds to do or None when unknown (a live stream), segments so far)
 ProgressCallback = Callable[[float, float | None, int], None]
@@ -129,19 +129,34 @@ class _OcrWorker:
 
 
 class _ReadingCache:
-    """A repeated subtitle (same mask) reuses its earlier reading instead of another OCR call."""
+    """A repeated subtitle (same mask) reuses its earlier reading instead of another OCR call, and
+    so does a segment split off the one just before it that keeps the same strokes at the same
+    pixels both ways (a cut under the subtitle split it; text replaced in place keeps few)."""
 
-    def __init__(self) -> None:
+    def __init__(self, same_share: float, kept_share: float) -> None:
         self._seen: dict[tuple[int, object], list[tuple[Segment, int]]] = {}
+        self._latest: dict[int, tuple[Segment, int]] = {}
+        self._same_share = same_share
+        self._kept_share = kept_share
 
     def lookup(self, segment: Segment) -> int | None:
         for earlier, key in self._seen.get((segment.band, segment.mask_hash), []):
-            if earlier.mask.shape == segment.mask.shape and mask_difference(earlier.mask, segment.mask) < 0.1:
+            if earlier.mask.shape == segment.mask.shape and mask_difference(earlier.mask, segment.mask) < self._same_share:
+                return key
+        latest = self._latest.get(segment.band)
+        if latest is not None:
+            before, key = latest
+            if before.end == segment.start and before.mask.shape == segment.mask.shape \
+                    and exact_lost_share(before.mask, segment.mask) <= self._kept_share \
+                    and exact_lost_share(segment.mask, before.mask) <= self._kept_share:
                 return key
         return None
 
     def remember(self, segment: Segment, key: int) -> None:
         self._seen.setdefault((segment.band, segment.mask_hash), []).append((segment, key))
+
+    def follow(self, segment: Segment, key: int) -> None:
+        self._latest[segment.band] = (segment, key)
 
 
 def _tag_languages(reading: Reading) -> Reading:
@@ -235,7 +250,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     stream = CueStream(settings.align, len(bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
     if stream is not None:
         worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
-    cache = _ReadingCache()
+    cache = _ReadingCache(settings.segment.repeat_difference, settings.segment.change_threshold)
     segments: list[tuple[Segment, int]] = []
 
     def accept(segment: Segment) -> None:
@@ -249,6 +264,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         else:
             stats.reused_readings += 1
             segment.image = _READ  # read already as an earlier segment: held on to, a film's repeats add up
+        cache.follow(segment, key)
         segments.append((segment, key))
 
     last_pts = start

@@ -203,6 +203,16 @@ def _is_line_like(strokes: np.ndarray, min_pixels: float, min_density: float) ->
     return 0.9 * count / ((y1 - y0 + 1) * (x1 - x0 + 1)) >= min_density
 
 
+def has_text_line(core: np.ndarray, min_density: float) -> bool:
+    """Whether some line of stable strokes is packed as densely as a text line's glyphs. Static
+    background that passes a test with no outline (highlights on water, a fence) strews its
+    strokes thinly over band-wide "lines"; not worth an OCR call."""
+    for x0, y0, x1, y1 in line_boxes(core, core.shape, pad=False):
+        if np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0):
+            return True
+    return False
+
+
 def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
     """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None."""
     added = added_strokes(core, mask)
@@ -515,7 +525,8 @@ class Segmenter:
         for frame in segment.recent:
             segment.keeper.offer(frame.band)
         if not segment.keeper.frames or \
-                np.count_nonzero(segment.core) < self.settings.text_hold * self._min_pixels(segment.core):
+                np.count_nonzero(segment.core) < self.settings.text_hold * self._min_pixels(segment.core) \
+                or not has_text_line(segment.core, self.settings.min_line_density):
             return
         image, core = segment.keeper.median(), segment.core
         self._last_end = end_pts
