@@ -55,6 +55,8 @@ class SegmentSettings:
     look_back_frames: int
     outline_share: float
     outline_evidence: int
+    chroma_advantage: float
+    plane_noise_floor: int
     repeat_difference: float
     plain_bright_margin: int
     plain_bright_low: int

@@ -9,6 +9,7 @@ the worker tags each reading's language (py3langid loads its model then) while d
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -29,9 +30,11 @@ from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import VideoInfo, probe
-from subextract.stages.region import TextBox, find_bands
+from subextract.stages.region import LineStrip, Region, TextBox, find_bands, line_strips, prescan_frames
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames
 from subextract.stages.segment import Segment, Segmenter, exact_lost_share, mask_difference
+
+logger = logging.getLogger(__name__)
 
 # (seconds of video done, seconds to do or None when unknown (a live stream), segments so far)
 ProgressCallback = Callable[[float, float | None, int], None]
@@ -234,11 +237,13 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
 
     region = find_bands(info, settings.region, detector, start, end)
     bands, static = region.bands, region.static
-    appearance = learn_appearance(region.lines, settings.segment)
+    appearance = learn_appearance(_strips_by_plane(region, info, settings, start, end), settings.segment)
+    logger.info("subtitle appearance: %s", appearance)
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
-                            blackout=_band_blackouts(static, bands))
+                            blackout=_band_blackouts(static, bands),
+                            plane=appearance.plane if appearance is not None else "y")
     report = DecodeReport()
     stats = Stats()
     # Sampled frames are too far apart to follow a fade: the boundary refinement snaps those cues.
@@ -315,6 +320,26 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     stats.wall_seconds = time.perf_counter() - began
     return ExtractionResult(info=info, bands=bands, cues=cues, stats=stats, warnings=warnings, complete=complete,
                             error=str(worker.error) if worker.error is not None else None)
+
+
+def _strips_by_plane(region: Region, info: VideoInfo, settings: Settings, start: float,
+                     end: float | None) -> dict[str, list[LineStrip]]:
+    """The pre-scan's subtitle lines in luma and in each chroma plane, both ways round, at the
+    segmenter's analysis size (thin strokes vanish from chroma at the detector's smaller size).
+    Only keyframes are decoded again, once per plane."""
+    strips = {"y": region.strips}
+    if not region.lines:
+        return strips
+    scale = min(1.0, settings.segment.analysis_width / info.width)
+    for plane in ("y", "u", "v"):
+        frames = prescan_frames(info, settings.region, start, end, plane=plane, scale=scale)
+        if len(frames) <= max(line.frame for line in region.lines):
+            return {"y": region.strips}  # decoding broke off part-way: what the detector saw
+        found = line_strips(region.lines, frames, scale)
+        strips[plane] = found
+        if plane != "y":
+            strips[f"-{plane}"] = [(255 - strip, x0, x1) for strip, x0, x1 in found]
+    return strips
 
 
 def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:

@@ -1,17 +1,22 @@
-"""How this video's subtitles are drawn, learned from the pre-scan's subtitle boxes.
+"""How this video's subtitles are drawn, learned from the pre-scan's subtitle lines.
 
 The segmenter's text mask is cheapest and most selective when it may demand a dark outline
 beside every stroke (bright grass or foliage has none). Many subtitles have no outline, though:
 plain white text, soft shadows, translucent boxes — the usual style of streaming platforms and
-anime. The pre-scan's detector has already found this video's subtitle lines whatever their
-style; their pixels tell which test fits: an outline seen around the strokes of every line keeps
-the outline test, anything else drops it and instead asks for strokes about as bright as the
-subtitles' own.
+anime — and coloured text can have the very luma of the picture behind it (orange over white
+fur). The pre-scan's detector has already found this video's subtitle lines whatever their
+style; their pixels tell which test fits:
+
+- the plane: luma, or the chroma plane in which the lines stand out far more than the picture
+  beside them does (a natural picture has little texture in chroma);
+- an outline seen around the strokes of every line (on a picture that is not dark itself) keeps
+  the outline test; anything else drops it and asks instead for strokes about as bright as the
+  lines' own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import cv2
@@ -21,23 +26,46 @@ from subextract.config import SegmentSettings
 
 _BESIDE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
 _AROUND = cv2.getStructuringElement(cv2.MORPH_RECT, (9, 9))  # beyond any outline or shadow
-_MIN_STROKES = 40  # a crop with fewer stroke pixels says nothing about the style
+_MIN_STROKES = 40  # a line with fewer stroke pixels says nothing about the style
+
+LineStrip = tuple[np.ndarray, int, int]  # rows holding a line (grey), the line's first and end column
 
 
 @dataclass(frozen=True)
 class Appearance:
+    plane: str  # the picture plane the subtitles stand out in ("y", "u", "-u", "v", "-v")
     outlined: bool  # every line seen on a picture that is not dark had a dark pixel beside nearly all of its strokes
-    level: int  # how bright the strokes are (grey, the median over lines of the 95th percentile of their strokes:
-    # thin strokes at pre-scan scale keep their full brightness only along their middle)
+    level: int  # how bright the strokes are in that plane (the median over lines of the 95th percentile of
+    # their strokes: thin strokes at pre-scan scale keep their full brightness only along their middle)
+    lift: int  # how far the strokes stand above their surroundings in that plane (median over lines)
     lines: int  # subtitle lines it was learned from
 
 
-def _line_style(crop: np.ndarray, settings: SegmentSettings) -> tuple[float | None, int] | None:
+def _lift(grey: np.ndarray, settings: SegmentSettings) -> np.ndarray:
+    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (settings.stroke_kernel, settings.stroke_kernel))
+    return cv2.morphologyEx(grey, cv2.MORPH_TOPHAT, kernel)
+
+
+def _standing_out(strips: Sequence[LineStrip], settings: SegmentSettings) -> tuple[float, int]:
+    """(how much more the lines' strokes lift than the picture beside them does, the strokes'
+    lift), medians over the lines."""
+    ratios, lifts = [], []
+    for strip, x0, x1 in strips:
+        lift = _lift(strip, settings)
+        beside = np.concatenate([lift[:, :x0].ravel(), lift[:, x1:].ravel()])
+        if x1 <= x0 or not beside.size:
+            continue
+        strokes = float(np.percentile(lift[:, x0:x1], 97))
+        ratios.append(strokes / max(float(np.percentile(beside, 97)), settings.plane_noise_floor))
+        lifts.append(strokes)
+    return (float(np.median(ratios)), int(np.median(lifts))) if ratios else (0.0, 0)
+
+
+def _line_style(crop: np.ndarray, settings: SegmentSettings, contrast: int) -> tuple[float | None, int] | None:
     """(share of strokes with a dark pixel beside them, stroke brightness) of one line's crop;
     the share is None where the picture around the line is dark itself (plain text there has
     dark pixels beside it too: the line says nothing about an outline)."""
-    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (settings.stroke_kernel, settings.stroke_kernel))
-    strokes = cv2.morphologyEx(crop, cv2.MORPH_TOPHAT, kernel) >= settings.contrast_min
+    strokes = _lift(crop, settings) >= contrast
     if np.count_nonzero(strokes) < _MIN_STROKES:
         return None
     level = int(np.percentile(crop[strokes], 95))
@@ -48,25 +76,36 @@ def _line_style(crop: np.ndarray, settings: SegmentSettings) -> tuple[float | No
     return float(dark_beside[strokes].mean()), level
 
 
-def learn_appearance(crops: Sequence[np.ndarray], settings: SegmentSettings) -> Appearance | None:
-    """The style of the subtitle lines in ``crops`` (grey), or None when none shows strokes."""
-    styles = [style for crop in crops if crop.size for style in [_line_style(crop, settings)] if style]
+def learn_appearance(strips: Mapping[str, Sequence[LineStrip]], settings: SegmentSettings) -> Appearance | None:
+    """The style of the subtitle lines, from their strips in each candidate plane (``"y"`` at
+    least); None when no line shows strokes."""
+    standing = {plane: _standing_out(found, settings) for plane, found in strips.items() if found}
+    if "y" not in standing:
+        return None
+    plane = max(standing, key=lambda p: standing[p][0] * (1.0 if p == "y" else 1 / settings.chroma_advantage))
+    lift = standing[plane][1]
+    contrast = settings.contrast_min if plane == "y" else max(settings.hold_contrast, lift // 2)
+    styles = [style for strip, x0, x1 in strips[plane] if x1 > x0
+              for style in [_line_style(strip[:, x0:x1], settings, contrast)] if style]
     if not styles:
         return None
-    # A dark picture puts dark pixels beside plain strokes too: an outline needs several lines' say.
     shares = [share for share, _ in styles if share is not None]
-    outlined = bool(shares) and min(shares) >= settings.outline_share
-    return Appearance(outlined=outlined, level=int(np.median([level for _, level in styles])), lines=len(styles))
+    outlined = plane == "y" and bool(shares) and min(shares) >= settings.outline_share
+    return Appearance(plane=plane, outlined=outlined, level=int(np.median([level for _, level in styles])),
+                      lift=lift, lines=len(styles))
 
 
 def settings_for(appearance: Appearance | None, settings: SegmentSettings) -> SegmentSettings:
     """The text test for this video: the outline test where its subtitles have an outline;
     otherwise none, and strokes must be nearly as bright as the subtitles' (so the many bright
-    thin things of a picture with no outline test to exclude them mostly stay out)."""
+    thin things of a picture, with no outline test to exclude them, mostly stay out). In a
+    chroma plane the strokes' lift is smaller than in luma: the contrast asked for follows it."""
     if appearance is not None and appearance.outlined:
         return settings
     if appearance is None:
         return replace(settings, dark_max=255)
     bright_min = int(np.clip(appearance.level - settings.plain_bright_margin, settings.plain_bright_low,
                              settings.plain_bright_high))
-    return replace(settings, dark_max=255, bright_min=bright_min)
+    contrast_min = settings.contrast_min if appearance.plane == "y" else \
+        int(np.clip(appearance.lift // 2, settings.hold_contrast, settings.contrast_min))
+    return replace(settings, dark_max=255, bright_min=bright_min, contrast_min=contrast_min)

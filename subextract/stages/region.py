@@ -77,14 +77,17 @@ def fixed_bands(mode: str, info: VideoInfo, settings: RegionSettings) -> list[Ba
     return [Band(x, y, w // 2 * 2, h // 2 * 2, "user")]
 
 
-def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end: float | None) -> list[np.ndarray]:
-    """Up to ``prescan_frames`` keyframes spread over the range (only keyframes are decoded: cheap)."""
-    scale = min(1.0, settings.prescan_det_side / max(info.width, info.height))
+def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end: float | None,
+                   plane: str = "y", scale: float | None = None) -> list[np.ndarray]:
+    """Up to ``prescan_frames`` keyframes spread over the range (only keyframes are decoded: cheap),
+    at ``scale`` (by default the detector's input size)."""
+    if scale is None:
+        scale = min(1.0, settings.prescan_det_side / max(info.width, info.height))
     whole = Band(0, 0, info.width, info.height, "frame")
     if end is None and not info.duration:
         # A live stream has no end to spread the looks over: watch the time 8 looks take, then decide.
         end = start + 8 * settings.prescan_interval
-    request = DecodeRequest(info.path, [whole], scale=scale, start=start, end=end, keyframes_only=True)
+    request = DecodeRequest(info.path, [whole], scale=scale, start=start, end=end, keyframes_only=True, plane=plane)
     span = max(1e-3, (end or info.duration or 1.0) - start)
     # Short videos need fewer looks: one per prescan_interval seconds, at least 8.
     buckets = max(8, min(settings.prescan_frames, round(span / settings.prescan_interval)))
@@ -184,23 +187,34 @@ def bands_from_rows(rows, info: VideoInfo, settings: RegionSettings) -> list[Ban
     return sorted(bands, key=lambda b: b.y)
 
 
+LineStrip = tuple[np.ndarray, int, int]  # the rows of a pre-scan frame holding a line, the line's columns
+
+
 @dataclass(frozen=True)
 class Region:
     bands: list[Band]
     static: list[TextBox]  # logos and watermarks: text that stays put
-    lines: list[np.ndarray]  # grey pre-scan crops of the subtitle lines found (how they are drawn)
+    lines: list[TextBox]  # the subtitle lines the pre-scan found
+    strips: list[LineStrip]  # ... in luma: how they are drawn
+    scale: float  # pre-scan frames' size over the picture's
 
 
-def subtitle_lines(moving: Sequence[TextBox], rows, frames: Sequence[np.ndarray], scale: float,
-                   info: VideoInfo, settings: RegionSettings) -> list[np.ndarray]:
-    """Crops of the centred lines inside the subtitle zones."""
-    crops = []
-    for box in moving:
-        inside = any(top <= box.centre_y <= bottom for top, bottom, _ in rows)
-        if inside and abs(box.centre_x - info.width / 2) <= settings.centre_tolerance * info.width:
-            crops.append(frames[box.frame][int(box.y0 * scale):int(box.y1 * scale) + 1,
-                                           int(box.x0 * scale):int(box.x1 * scale) + 1])
-    return crops
+def subtitle_lines(moving: Sequence[TextBox], rows, info: VideoInfo, settings: RegionSettings) -> list[TextBox]:
+    """The centred lines inside the subtitle zones."""
+    return [box for box in moving if any(top <= box.centre_y <= bottom for top, bottom, _ in rows)
+            and abs(box.centre_x - info.width / 2) <= settings.centre_tolerance * info.width]
+
+
+def line_strips(lines: Sequence[TextBox], frames: Sequence[np.ndarray], scale: float) -> list[LineStrip]:
+    """Each line's rows, half a line height more above and below, across the whole frame: the
+    line's own columns and the picture beside it."""
+    strips = []
+    for box in lines:
+        frame = frames[box.frame]
+        pad = 0.5 * box.height
+        y0, y1 = max(0, int((box.y0 - pad) * scale)), min(frame.shape[0], int((box.y1 + pad) * scale) + 1)
+        strips.append((frame[y0:y1], int(box.x0 * scale), int(box.x1 * scale) + 1))
+    return strips
 
 
 def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[], Callable], start: float = 0.0,
@@ -210,11 +224,12 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
     frames are decoded (its set-up may still be under way until then)."""
     fixed = fixed_bands(settings.mode, info, settings)
     if fixed is not None:
-        return Region(fixed, [], [])
+        return Region(fixed, [], [], [], 1.0)
     frames = prescan_frames(info, settings, start, end)
     scale = frames[0].shape[1] / info.width if frames else 1.0
     boxes = detect_boxes(frames, detector(), scale)
     static, moving = split_static(boxes, frames, scale, settings)
     rows = subtitle_rows(moving, info, settings)
     bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
-    return Region(bands, static, subtitle_lines(moving, rows, frames, scale, info, settings))
+    lines = subtitle_lines(moving, rows, info, settings)
+    return Region(bands, static, lines, line_strips(lines, frames, scale), scale)

@@ -56,6 +56,7 @@ class DecodeRequest:
     keyframes_only: bool = False
     reference_frames_only: bool = False  # skip the frames no other frame is predicted from
     blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
+    plane: str = "y"  # what the crops carry: luma ("y"), or a chroma plane ("u", "v"; "-u", "-v" inverted)
 
 
 @dataclass
@@ -104,7 +105,18 @@ def _filter_graph(request: DecodeRequest):
             part = part.filter("pad", max(widths), h, 0, 0)
         crops.append(part)
     stacked = crops[0] if len(crops) == 1 else ffmpeg.filter(crops, "vstack", inputs=len(crops))
-    return stacked.filter("format", "gray").filter("showinfo", **_showinfo_options())
+    return _plane(stacked, request.plane).filter("showinfo", **_showinfo_options())
+
+
+def _plane(stream, plane: str):
+    """One plane as grey: luma, or a chroma plane where coloured subtitles stand out (orange text
+    over white fur has the fur's luma but a chroma the fur has nowhere)."""
+    if plane == "y":
+        return stream.filter("format", "gray")
+    if plane.lstrip("-") not in ("u", "v"):
+        raise ValueError(f"unknown plane {plane!r}")
+    stream = stream.filter("format", "yuv444p").filter("extractplanes", plane.lstrip("-"))
+    return stream.filter("negate") if plane.startswith("-") else stream
 
 
 @lru_cache(maxsize=1)
