@@ -46,7 +46,7 @@ def _lift(grey: np.ndarray, settings: SegmentSettings) -> np.ndarray:
     return cv2.morphologyEx(grey, cv2.MORPH_TOPHAT, kernel)
 
 
-def _standing_out(strips: Sequence[LineStrip], settings: SegmentSettings) -> tuple[float, int]:
+def _standing_out(strips: Sequence[LineStrip], settings: SegmentSettings, chroma: bool) -> tuple[float, int]:
     """(how much more the lines' strokes lift than the picture beside them does, the strokes'
     lift), medians over the lines."""
     ratios, lifts = [], []
@@ -55,7 +55,13 @@ def _standing_out(strips: Sequence[LineStrip], settings: SegmentSettings) -> tup
         beside = np.concatenate([lift[:, :x0].ravel(), lift[:, x1:].ravel()])
         if x1 <= x0 or not beside.size:
             continue
-        strokes = float(np.percentile(lift[:, x0:x1], 97))
+        # Dark strokes lift too (the gaps between them): in a chroma plane the line must be brighter
+        # than the picture beside it is, more than it is darker (its negation carries dark text).
+        # In luma an outline is darker still, and dark text on a light box is read by its gaps.
+        middle = float(np.median(np.concatenate([strip[:, :x0].ravel(), strip[:, x1:].ravel()])))
+        line = strip[:, x0:x1]
+        bright = not chroma or float(np.percentile(line, 99)) - middle >= middle - float(np.percentile(line, 1))
+        strokes = float(np.percentile(lift[:, x0:x1], 97)) if bright else 0.0
         ratios.append(strokes / max(float(np.percentile(beside, 97)), settings.plane_noise_floor))
         lifts.append(strokes)
     return (float(np.median(ratios)), int(np.median(lifts))) if ratios else (0.0, 0)
@@ -79,7 +85,7 @@ def _line_style(crop: np.ndarray, settings: SegmentSettings, contrast: int) -> t
 def learn_appearance(strips: Mapping[str, Sequence[LineStrip]], settings: SegmentSettings) -> Appearance | None:
     """The style of the subtitle lines, from their strips in each candidate plane (``"y"`` at
     least); None when no line shows strokes."""
-    standing = {plane: _standing_out(found, settings) for plane, found in strips.items() if found}
+    standing = {plane: _standing_out(found, settings, chroma=plane != "y") for plane, found in strips.items() if found}
     if "y" not in standing:
         return None
     plane = max(standing, key=lambda p: standing[p][0] * (1.0 if p == "y" else 1 / settings.chroma_advantage))
