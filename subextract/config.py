@@ -44,6 +44,7 @@ class SegmentSettings:
     text_hold: float
     change_threshold: float
     exact_change_threshold: float
+    replacement_new_share: float
     confirm_frames: int
     min_line_density: float
     keep_frames: int

@@ -128,3 +128,18 @@ def test_line_boxes_without_padding_fit_the_strokes():
     assert abs(x0 - xs.min()) <= 1 and abs(x1 - xs.max() - 1) <= 1
     assert abs(y0 - ys.min()) <= 2 and abs(y1 - ys.max() - 1) <= 2
     assert np.count_nonzero(mask[y0:y1, x0:x1]) >= 0.95 * np.count_nonzero(mask)
+
+
+def test_text_half_hidden_by_a_bright_picture_is_no_replacement():
+    """The right half of the line over a white wall for a second: the mask keeps only core pixels
+    of the left half, which is the same text, not a new one."""
+    ts = times(70)
+
+    def frame(i: int) -> np.ndarray:
+        picture = np.full((H, W), 60, np.uint8)
+        if 20 <= i < 45:
+            picture[:, W // 2:] = 250
+        return plain_text(picture, "HELLO WORLD") if 5 <= i < 65 else picture
+
+    segments = run([(t, frame(i)) for i, t in enumerate(ts)])
+    assert [(s.start, s.end) for s in segments] == [(ts[5], ts[65])]

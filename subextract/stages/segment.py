@@ -335,7 +335,7 @@ class Segmenter:
             lost = settled and lost_share(current.core, mask) > self.settings.change_threshold \
                 and not fading_out(current.core, mask)
             if (not holds_text or lost) and settled and current.gain is None \
-                    and adds_line(current.core, mask, self.settings) is None \
+                    and self._added_line(current, mask) is None \
                     and still_shown(current.core, lift, self.settings):
                 # The mask lost the text (plain text over a bright picture) but its strokes are
                 # still there: the same text goes on, and this frame does not shape its core.
@@ -375,7 +375,7 @@ class Segmenter:
         # A frame that adds a line, or has lost the core at its exact pixels, may start the next
         # subtitle: it must not shape this core.
         if segment.core is None or (segment.replaced_frames == 0
-                                    and adds_line(segment.core, frame.mask, self.settings) is None):
+                                    and self._added_line(segment, frame.mask) is None):
             segment.vote(frame.mask)
         segment.last_shown = frame.pts
         segment.recent.append(frame)
@@ -397,7 +397,7 @@ class Segmenter:
     def _track_gain(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
         """True once a line's worth of strokes absent from the core has persisted for
         ``confirm_frames`` frames."""
-        added = adds_line(segment.core, mask, self.settings)
+        added = self._added_line(segment, mask)
         if segment.gain is not None and added is not None:
             persisting = segment.gain & cv2.dilate(added.view(np.uint8), _TOLERANCE).view(bool)
             if _is_line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
@@ -411,6 +411,16 @@ class Segmenter:
             segment.gain, segment.gain_frames = None, 0
         return False
 
+    def _added_line(self, segment: _OpenSegment, mask: np.ndarray) -> np.ndarray | None:
+        """The line's worth of strokes ``mask`` adds to the core, unless most of them were strokes
+        of this segment in several earlier frames: the part of the text a bright picture hid for
+        a while (and that dropped out of the core meanwhile) coming back."""
+        added = adds_line(segment.core, mask, self.settings)
+        if added is None or segment.votes is None:
+            return added
+        returning = added & (segment.votes >= self.settings.confirm_frames)
+        return None if np.count_nonzero(returning) >= 0.5 * np.count_nonzero(added) else added
+
     def _absorb_gain(self, segment: _OpenSegment) -> None:
         """A segment of a frame or two whose strokes the new ones keep was the faint start of the
         same text (a fade-in): its core is made again from the frames with the added strokes."""
@@ -421,8 +431,10 @@ class Segmenter:
 
     def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
         """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact
-        pixels to strokes packed as densely as text (background that shifts is sparser)."""
+        pixels to strokes packed as densely as text (background that shifts is sparser) and partly
+        of their own (the same text half hidden by a bright picture keeps only core pixels)."""
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
+                exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
                 not _is_line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
             segment.replaced_frames = 0
             return False
