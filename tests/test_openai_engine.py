@@ -112,7 +112,7 @@ def test_server_killed_mid_run(server, tmp_path):
         time.sleep(0.05)
     server.kill()
     _, err = run.communicate(timeout=300)
-    assert run.returncode not in (0, None), err
+    assert run.returncode == 3, err  # partial results: the cues read before the server died are written
     errors = [line for line in err.splitlines() if line.startswith("subextract: error:")]
     assert len(errors) == 1, err
     assert f"OCR server {server.url} is unreachable" in errors[0] and "gave up after 3 attempts" in errors[0]
