@@ -159,3 +159,121 @@ def test_text_is_utf8(tmp_path):
     write_text(str(path), "今天\n")
     assert path.read_bytes() == "今天\n".encode("utf-8")
     assert sys.getdefaultencoding() == "utf-8"
+
+
+# --------------------------------------------------------------------------------------------
+# Encoding, quoting, layout
+# --------------------------------------------------------------------------------------------
+
+def test_output_is_utf8_whatever_the_locale(tmp_path):
+    """Under a plain ASCII locale (no UTF-8 mode, no locale coercion) files are still UTF-8."""
+    import subprocess
+
+    code = ("import sys\nfrom subextract.stages.align import Cue\nfrom subextract.stages.write import render, write_text\n"
+            "cues = [Cue(1.0, 2.0, ('\\u4eca\\u5929\\u5929\\u6c14\\u5f88\\u597d',), ('zh',), 0.9)]\n"
+            "for fmt in ('srt', 'vtt', 'json', 'jsonl'):\n    write_text(sys.argv[1] + '.' + fmt, render(cues, fmt))\n"
+            "import subextract.stages.write as w; w.write_text('/dev/null', render(cues, 'srt'))\n")
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    check = subprocess.run([sys.executable, "-c", "import locale; print(locale.getpreferredencoding(False))"],
+                           capture_output=True, text=True, env=env, check=True)
+    assert "utf" not in check.stdout.lower(), check.stdout  # the locale really is not UTF-8
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True,
+                            env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    for fmt in FORMATS:
+        assert "今天天气很好" in (tmp_path / f"out.{fmt}").read_bytes().decode("utf-8")
+
+
+def test_write_through_a_special_file_is_utf8_whatever_the_locale(tmp_path):
+    import subprocess
+
+    fifo = tmp_path / "pipe.srt"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+        code = "import sys\nfrom subextract.stages.write import write_text\nwrite_text(sys.argv[1], '\\u4eca\\u5929\\n')\n"
+        result = subprocess.run([sys.executable, "-c", code, str(fifo)], capture_output=True, text=True, env=env,
+                                check=False)
+        assert result.returncode == 0, result.stderr
+        assert os.read(reader, 100) == "今天\n".encode("utf-8")
+    finally:
+        os.close(reader)
+
+
+def test_vtt_keeps_quotes_as_they_are():
+    body = render([cue(1.0, 2.0, 'He said "hi" and it\'s fine')], "vtt")
+    assert 'He said "hi" and it\'s fine' in body and "&quot;" not in body and "&#x27;" not in body
+
+
+def test_json_is_indented_by_two_spaces():
+    text = render([cue(1.0, 2.0, "x")], "json", {"video": "a.mp4"})
+    assert text.startswith('{\n  "video": "a.mp4",\n  "cues": [\n    {\n      "start": 1.0,')
+    assert text.endswith("}\n")
+
+
+def test_main_language_adds_up_every_line_of_a_language():
+    assert main_language(Cue(0.0, 1.0, ("ab", "cd", "xyz"), ("en", "en", "fr"), 0.9)) == "en"
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic replacement: the temporary file, and a write that fails half-way
+# --------------------------------------------------------------------------------------------
+
+_OPENED: list[str] | None = None
+
+
+def _record_opens(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], str):
+        _OPENED.append(args[0])
+
+
+sys.addaudithook(_record_opens)  # audit hooks stay for the process; this one records only inside `opened_during`
+
+
+def opened_during(action) -> list[str]:
+    global _OPENED
+    _OPENED = []
+    try:
+        action()
+        return _OPENED
+    finally:
+        _OPENED = None
+
+
+def test_the_text_goes_to_a_hidden_part_file_beside_the_target_first(tmp_path):
+    target = tmp_path / "movie.srt"
+    opened = opened_during(lambda: write_text(str(target), "text\n"))
+    temps = [path for path in opened if os.path.dirname(path) == str(tmp_path) and path != str(target)]
+    assert len(temps) == 1, opened
+    name = os.path.basename(temps[0])
+    assert name.startswith(".movie.srt.") and name.endswith(".part")
+    assert not os.path.exists(temps[0]) and target.read_text() == "text\n"
+
+
+def test_a_write_that_fails_half_way_keeps_the_old_file_and_leaves_no_part_file(tmp_path):
+    """A full disk, as the kernel reports it (RLIMIT_FSIZE: EFBIG), after the temporary file exists."""
+    import resource
+    import signal
+
+    target = tmp_path / "movie.srt"
+    target.write_text("the user's own edits\n")
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64, hard))
+    try:
+        with pytest.raises(SubextractError) as failed:
+            write_text(str(target), "x" * 100_000)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert str(failed.value) == f"{target}: cannot write (File too large)"
+    assert target.read_text() == "the user's own edits\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["movie.srt"]
+
+
+def test_a_target_in_a_missing_folder_fails_in_one_line(tmp_path):
+    target = tmp_path / "gone" / "movie.srt"
+    with pytest.raises(SubextractError) as failed:
+        write_text(str(target), "text\n")
+    assert str(failed.value) == f"{target}: cannot write (No such file or directory)"
