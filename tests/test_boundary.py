@@ -125,11 +125,22 @@ def test_a_segment_at_the_start_of_the_range_keeps_its_start():
 
 
 def test_text_still_showing_at_the_end_of_the_stream_ends_after_the_last_frame():
-    video = Video(33, lambda n: HELLO if n >= 12 else ())
-    segment = sampled_segment(12, 33, HELLO)  # the pass closed it at its range end, a sample past the last frame
+    video = Video(34, lambda n: HELLO if n >= 12 else ())
+    segment = sampled_segment(12, 34, HELLO)  # the pass closed it at its range end, a sample past the last frame
     assert (segment.last_shown, segment.end) == (pts(30), pts(35))
     (refined,) = refine_boundaries([segment], video.decode_range, FRAME, SETTINGS)
-    assert (refined.start, refined.end) == (pts(12), pts(33))
+    assert (refined.start, refined.end) == (pts(12), pts(34))
+
+
+def test_a_gap_the_decoder_returns_nothing_for_keeps_the_sampled_boundary():
+    """A file that breaks after the last sample: the re-decode yields no frame for the end gap."""
+    whole = Video(60, lambda n: HELLO if 12 <= n < 32 else ())
+
+    def broken_after_frame_30(start, end):
+        return [frame for frame in whole.decode_range(start, end) if frame.pts <= pts(30)]
+
+    (refined,) = refine_boundaries([sampled_segment(12, 32, HELLO)], broken_after_frame_30, FRAME, SETTINGS)
+    assert (refined.start, refined.end) == (pts(12), pts(35))
 
 
 def test_a_faint_frame_does_not_count_as_showing_the_text():
@@ -152,6 +163,18 @@ def test_neighbouring_gaps_are_decoded_in_one_run_and_distant_ones_apart():
     video.calls.clear()
     refine_boundaries(segments, video.decode_range, FRAME, SETTINGS, join_gap=0.5)
     assert len(video.calls) == 4
+    video.calls.clear()
+    refine_boundaries(segments, video.decode_range, FRAME, SETTINGS, join_gap=pts(30) - pts(15))
+    assert len(video.calls) == 2  # gaps exactly join_gap apart are one run
+
+
+def test_gaps_more_than_a_second_apart_are_decoded_apart_by_default():
+    second = ("Second one",)
+    video = Video(120, lambda n: HELLO if 12 <= n < 32 else second if 77 <= n < 97 else ())
+    segments = [sampled_segment(12, 32, HELLO), sampled_segment(77, 97, second)]
+    refine_boundaries(segments, video.decode_range, FRAME, SETTINGS)
+    # 30..35 and 75..80 are 1.6 s apart: two runs (and 10..15 joins 30..35, 95..100 joins 75..80)
+    assert video.calls == [(pts(10), pts(35) + FRAME / 2), (pts(75), pts(100) + FRAME / 2)]
 
 
 def test_each_segment_is_compared_in_its_own_band():

@@ -66,6 +66,7 @@ def test_an_existing_file_with_a_colon_is_a_file_but_a_double_slash_is_always_a_
     (tmp_path / "c:video.mp4").write_bytes(b"x")
     assert not is_url("c:video.mp4")
     (tmp_path / "http:").mkdir()
+    (tmp_path / "http:" / "x").write_bytes(b"x")  # the kernel reads "http://x" as the file http:/x
     assert is_url("http://x")
 
 
