@@ -144,7 +144,9 @@ def test_cli_help(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--help"])
     assert done.value.code == 0
-    text = " ".join(capsys.readouterr().out.split())
+    raw = capsys.readouterr().out
+    assert "\n\nScore a hypothesis SRT/WebVTT file against a reference one.\n\n" in raw
+    text = " ".join(raw.split())
     assert text.startswith("usage: subextract score [-h] [--json] [--fps N] REF HYP")
     for fragment in ("Score a hypothesis SRT/WebVTT file against a reference one.",
                      "REF reference .srt or .vtt", "HYP hypothesis .srt or .vtt", "--json print the scores as JSON",
