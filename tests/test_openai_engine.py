@@ -34,7 +34,6 @@ from vlm_fixtures import (REPO, SAMPLE, RecordingProxy, VllmServer, free_port, r
                           serving, tiny_config, tiny_model)
 
 pytestmark = pytest.mark.slow
-FRAME = 0.04
 END = 12.0
 API_KEY = "sk-test-never-printed"
 
@@ -70,7 +69,8 @@ def test_pipeline_over_http(proxy, tmp_path):
     result = json.loads(out.read_text())
     expected = reference_cues(END)
     found = [t for c in result["cues"] for t in (c["start"], c["end"])]
-    assert found == pytest.approx([t for cue in expected for t in cue], abs=FRAME + 1e-3)
+    # frame-exact, as with the embedded engine: boundaries come from the segmenter, whatever reads the text
+    assert found == pytest.approx([t for cue in expected for t in cue], abs=1e-3)
     assert all(cue["lines"] and len(cue["languages"]) == len(cue["lines"]) for cue in result["cues"])
     assert len(proxy.completions) == result["stats"]["ocr_calls"] == len(expected)
 
