@@ -4,7 +4,8 @@
 # wheel (a dependency), so a fresh machine needs nothing but Python 3.10+ and pip.
 # Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
 # --test also installs the fonts the tests burn subtitles with; --bench the fonts and fortune
-# texts the benchmark's generated set is made from (Debian packages, as root where apt exists).
+# texts the benchmark's generated set is made from (Debian packages, as root where apt exists);
+# --mutation also installs mutmut for bench/mutation.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -12,10 +13,12 @@ if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 stamp=.venv/.subextract-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+extras=test
+if [ "${1:-}" = "--mutation" ]; then extras=test,mutation; fi  # bench/mutation.py's mutmut
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]"
   echo "$want" > "$stamp"
 fi
 .venv/bin/python -c "from subextract.stages.probe import ffmpeg_exe; print('subextract: ffmpeg at', ffmpeg_exe())"

@@ -34,7 +34,6 @@ from vlm_fixtures import (REPO, SAMPLE, RecordingProxy, VllmServer, free_port, r
                           serving, tiny_config, tiny_model)
 
 pytestmark = pytest.mark.slow
-FRAME = 0.04
 END = 12.0
 API_KEY = "sk-test-never-printed"
 
@@ -70,7 +69,8 @@ def test_pipeline_over_http(proxy, tmp_path):
     result = json.loads(out.read_text())
     expected = reference_cues(END)
     found = [t for c in result["cues"] for t in (c["start"], c["end"])]
-    assert found == pytest.approx([t for cue in expected for t in cue], abs=FRAME + 1e-3)
+    # frame-exact, as with the embedded engine: boundaries come from the segmenter, whatever reads the text
+    assert found == pytest.approx([t for cue in expected for t in cue], abs=1e-3)
     assert all(cue["lines"] and len(cue["languages"]) == len(cue["lines"]) for cue in result["cues"])
     assert len(proxy.completions) == result["stats"]["ocr_calls"] == len(expected)
 
@@ -112,7 +112,7 @@ def test_server_killed_mid_run(server, tmp_path):
         time.sleep(0.05)
     server.kill()
     _, err = run.communicate(timeout=300)
-    assert run.returncode not in (0, None), err
+    assert run.returncode == 3, err  # partial results: the cues read before the server died are written
     errors = [line for line in err.splitlines() if line.startswith("subextract: error:")]
     assert len(errors) == 1, err
     assert f"OCR server {server.url} is unreachable" in errors[0] and "gave up after 3 attempts" in errors[0]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from subextract.errors import SubextractError
-from subextract.stages.probe import VideoInfo, check_readable, parse_probe_output, probe
+from subextract.stages.probe import VideoInfo, parse_probe_output, probe
 
 # Real ``ffmpeg -hide_banner -i FILE`` stderr (FFmpeg 5.1 and 7+ wording).
 NORMAL = """\
@@ -175,15 +173,6 @@ def test_probe_truncated_without_index(truncated_moov_last):
 def test_probe_truncated_with_index_still_reports_full_length(truncated_faststart):
     info = probe(str(truncated_faststart))
     assert info.duration == pytest.approx(6.0, abs=0.05)
-
-
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can read any file")
-def test_check_readable_permission_denied(tmp_path):
-    path = tmp_path / "locked.mp4"
-    path.write_bytes(b"\x00" * 16)
-    path.chmod(0)
-    with pytest.raises(SubextractError, match="permission denied"):
-        check_readable(str(path))
 
 
 def test_error_messages_are_one_line(tmp_path, zero_byte, text_as_mp4, audio_only):

@@ -28,7 +28,6 @@ from subextract.stages.ocr import create_engine  # noqa: E402
 from vlm_fixtures import SAMPLE, TINY_ENGINE_OPTIONS, reference_cues, tiny_config, tiny_model  # noqa: E402
 
 pytestmark = pytest.mark.slow
-FRAME = 0.04  # the sample is 25 fps
 END = 12.0    # the sample's first three cues
 
 
@@ -52,7 +51,8 @@ def test_pipeline_reads_every_segment_in_process(model, tmp_path):
     result = json.loads(out.read_text())
     expected = reference_cues(END)
     found = [t for c in result["cues"] for t in (c["start"], c["end"])]
-    assert found == pytest.approx([t for cue in expected for t in cue], abs=FRAME + 1e-3)
+    # frame-exact, as with the embedded engine: boundaries come from the segmenter, whatever reads the text
+    assert found == pytest.approx([t for cue in expected for t in cue], abs=1e-3)
     assert result["stats"]["ocr_calls"] == result["stats"]["segments"] == len(expected)
     for cue in result["cues"]:
         assert cue["lines"] and all(line.strip() for line in cue["lines"])

@@ -122,18 +122,6 @@ def test_check_writable_relative_name_in_current_folder(tmp_path, monkeypatch):
     check_writable("movie.srt", force=False)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write into a read-only folder")
-def test_check_writable_read_only_folder(tmp_path):
-    folder = tmp_path / "ro"
-    folder.mkdir()
-    folder.chmod(0o555)
-    try:
-        with pytest.raises(SubextractError, match="is not writable"):
-            check_writable(str(folder / "x.srt"), force=False)
-    finally:
-        folder.chmod(0o755)
-
-
 # --------------------------------------------------------------------------------------------
 # write_text
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""align's decisions at their limits: merge gap and similarity just inside and outside, the vote by
+duration x confidence, flicker dropped and bridged. Every limit is read from the settings."""
+
+from __future__ import annotations
+
+import pytest
+from rapidfuzz import fuzz
+
+from test_align import SETTINGS, cues_of, reading, segment, spans
+
+from subextract.stages.align import align
+
+GAP = SETTINGS.merge_gap
+SIMILARITY = SETTINGS.merge_similarity
+MIN_DURATION = SETTINGS.min_duration
+
+
+# The cue before ends at 0.0 so that ``start - end`` is exactly the gap given (no float noise).
+@pytest.mark.parametrize("gap, merged", [
+    (0.0, True),
+    (GAP, True),  # the limit itself merges
+    (GAP + 0.001, False),
+    (GAP * 1.5, False),
+    (GAP * 3, False),
+])
+def test_merge_gap_limit(gap, merged):
+    cues = cues_of((-1.0, 0.0, reading("Hello world")), (gap, 1.0, reading("Hello w0rld", confidence=0.5)))
+    assert len(cues) == (1 if merged else 2)
+    if merged:
+        assert spans(cues) == [(-1.0, 1.0, "Hello world")]
+
+
+def _pair_at(ratio_wanted: float, below: bool) -> tuple[str, str]:
+    """Two texts whose comparable forms are exactly at (or just below) ``ratio_wanted`` similar."""
+    base = "abcdefghijklmnopqrst"
+    for changed in range(len(base) + 1):
+        for extra in ("", "z"):
+            other = base[:len(base) - changed] + "x" * changed + extra
+            ratio = fuzz.ratio(base, other)
+            if (ratio < ratio_wanted and ratio >= ratio_wanted - 5) if below else ratio == ratio_wanted:
+                return base, other
+    raise AssertionError(f"no text pair at similarity {ratio_wanted}")
+
+
+def test_similarity_at_the_limit_merges():
+    first, second = _pair_at(SIMILARITY, below=False)
+    assert fuzz.ratio(first, second) == SIMILARITY
+    assert len(cues_of((0.0, 1.0, reading(first)), (1.0, 2.0, reading(second)))) == 1
+
+
+def test_similarity_just_below_the_limit_stays_apart():
+    first, second = _pair_at(SIMILARITY, below=True)
+    assert fuzz.ratio(first, second) < SIMILARITY
+    assert len(cues_of((0.0, 1.0, reading(first)), (1.0, 2.0, reading(second)))) == 2
+
+
+def test_similarity_ignores_case_spacing_and_punctuation():
+    cues = cues_of((0.0, 1.0, reading("HELLO, WORLD!")), (1.0, 2.0, reading("hello world", confidence=0.5)))
+    assert spans(cues) == [(0.0, 2.0, "HELLO, WORLD!")]
+
+
+def test_vote_is_duration_times_confidence_not_confidence_alone():
+    # 1.0 s x 0.6 = 0.6 beats 0.5 s x 0.9 = 0.45, though the second is read more confidently
+    cues = cues_of((0.0, 1.0, reading("Hello world", confidence=0.6)),
+                   (1.0, 1.5, reading("Hello w0rld", confidence=0.9)))
+    assert spans(cues) == [(0.0, 1.5, "Hello world")]
+
+
+def test_vote_is_duration_times_confidence_not_duration_alone():
+    # 1.0 s x 0.3 = 0.3 loses to 0.6 s x 0.95 = 0.57, though the first shows longer
+    cues = cues_of((0.0, 1.0, reading("Hello w0rld", confidence=0.3)),
+                   (1.0, 1.6, reading("Hello world", confidence=0.95)))
+    assert spans(cues) == [(0.0, 1.6, "Hello world")]
+
+
+def test_votes_of_one_text_add_up_across_its_segments():
+    # "Hello world" twice (2 x 0.4 x 0.9 = 0.72) beats "Hello w0rld" once (0.6 x 0.95 = 0.57)
+    cues = cues_of((0.0, 0.4, reading("Hello world", confidence=0.9)),
+                   (0.4, 1.0, reading("Hello w0rld", confidence=0.95)),
+                   (1.0, 1.4, reading("Hello world", confidence=0.9)))
+    assert spans(cues) == [(0.0, 1.4, "Hello world")]
+
+
+def test_zero_confidence_readings_still_vote_by_duration():
+    cues = cues_of((0.0, 0.3, reading("Hello w0rld", confidence=0.0)),
+                   (0.3, 1.3, reading("Hello world", confidence=0.0)))
+    assert spans(cues) == [(0.0, 1.3, "Hello world")]
+
+
+def test_the_winner_keeps_its_own_lines_languages_and_confidence():
+    (cue,) = cues_of((0.0, 0.3, reading("Hello w0rld", confidence=0.5)),
+                     (0.3, 2.0, reading("Hello world", confidence=0.123456)))
+    assert cue.lines == ("Hello world",) and cue.languages == ("en",)
+    assert cue.confidence == round(0.123456, 4)
+
+
+@pytest.mark.parametrize("duration, kept", [
+    (MIN_DURATION, True),
+    (MIN_DURATION + 0.04, True),
+    (MIN_DURATION - 0.001, False),
+    (MIN_DURATION / 2, False),
+])
+def test_flicker_limit(duration, kept):
+    cues = cues_of((0.0, duration, reading("Short line")))
+    assert len(cues) == (1 if kept else 0)
+
+
+def test_a_merged_cue_is_long_enough_though_its_pieces_are_not():
+    half = MIN_DURATION * 0.6
+    cues = cues_of((0.0, half, reading("Hello world")), (half, 2 * half, reading("Hello w0rld")))
+    assert len(cues) == 1
+
+
+def test_flicker_between_two_readings_bridges_a_gap_wider_than_the_merge_gap():
+    flicker = MIN_DURATION / 2
+    cues = cues_of((-1.0, 0.0, reading("Hello world")), (0.0, flicker, reading("@#~")),
+                   (flicker, 1.0, reading("Hello world")))
+    assert flicker > GAP
+    assert spans(cues) == [(-1.0, 1.0, "Hello world")]
+
+
+def test_flicker_starting_at_the_merge_gap_after_the_cue_still_bridges():
+    flicker = MIN_DURATION / 2
+    cues = cues_of((-1.0, 0.0, reading("Hello world")), (GAP, GAP + flicker, reading("@#~")),
+                   (GAP + flicker, 1.0, reading("Hello world")))
+    assert spans(cues) == [(-1.0, 1.0, "Hello world")]
+
+
+def test_flicker_ending_at_the_merge_gap_before_the_next_reading_still_bridges():
+    flicker = MIN_DURATION / 2
+    cues = cues_of((-2.0, -GAP - flicker, reading("Hello world")), (-GAP - flicker, -GAP, reading("@#~")),
+                   (0.0, 1.0, reading("Hello world")))
+    assert spans(cues) == [(-2.0, 1.0, "Hello world")]
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_flicker_elsewhere_does_not_bridge(where):
+    flicker = (5.0, 5.1) if where == "after" else (-5.1, -5.0)
+    items = [(0.0, 1.0, reading("Hello world")), (1.5, 2.5, reading("Hello world")), (*flicker, reading("@#~"))]
+    cues = cues_of(*sorted(items, key=lambda item: item[0]))
+    assert [(c.start, c.end) for c in cues] == [(0.0, 1.0), (1.5, 2.5)]
+
+
+def test_flicker_more_than_the_merge_gap_away_does_not_bridge():
+    flicker = MIN_DURATION / 2
+    early = cues_of((-1.0, 0.0, reading("Hello world")), (2 * GAP, 2 * GAP + flicker, reading("@#~")),
+                    (2 * GAP + flicker, 1.0, reading("Hello world")))
+    late = cues_of((-2.0, -3 * GAP - flicker, reading("Hello world")), (-3 * GAP - flicker, -3 * GAP, reading("@#~")),
+                   (0.0, 1.0, reading("Hello world")))
+    assert len(early) == 2 and len(late) == 2
+
+
+def test_the_end_of_a_merged_cue_is_its_latest_segment():
+    cues = align([(segment(0.0, 2.0), reading("Hello world")), (segment(1.0, 1.5), reading("Hello w0rld"))],
+                 SETTINGS)
+    assert [(c.start, c.end) for c in cues] == [(0.0, 2.0)]

@@ -1,0 +1,112 @@
+"""Which inputs FFmpeg may open (``stages/source.py``), as units: every refusal shown, no FFmpeg run."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from subextract.errors import SubextractError
+from subextract.stages import source
+from subextract.stages.source import DEFAULT_READ_TIMEOUT, NETWORK_SCHEMES, check_url, input_args, input_options, \
+    is_url, read_timeout
+
+NETWORK_WHITELIST = "http,https,tcp,tls,crypto,rtmp,rtmps"
+LOCAL_WHITELIST = "file,crypto,data"
+
+
+@pytest.mark.parametrize("scheme", NETWORK_SCHEMES)
+def test_every_network_scheme_is_allowed_in_any_case(scheme):
+    for url in (f"{scheme}://example.com/live", f"{scheme.upper()}://example.com/live"):
+        assert is_url(url)
+        check_url(url)
+
+
+@pytest.mark.parametrize("url, named", [
+    ("file:///etc/passwd", "'file'"),
+    ("FILE:///etc/passwd", "'file'"),
+    ("concat:a.mp4|b.mp4", "'concat'"),
+    ("data:video/mp4;base64,AAAA", "'data'"),
+    ("pipe:0", "'pipe'"),
+    ("tcp://10.0.0.1:80", "'tcp'"),
+    ("ftp://example.com/a.mp4", "'ftp'"),
+    ("httpx://example.com/a.mp4", "'httpx'"),
+    ("://example.com/a.mp4", "'(none)'"),
+])
+def test_other_protocols_are_refused_with_their_name(url, named):
+    with pytest.raises(SubextractError) as refused:
+        check_url(url)
+    message = str(refused.value)
+    assert message == (f"{url}: protocol {named} is not allowed "
+                       f"(inputs are local files or {', '.join(NETWORK_SCHEMES)} URLs)")
+
+
+@pytest.mark.parametrize("url", ["http://", "https:///path", "rtmp://:1935/app"])
+def test_a_url_without_a_host_is_refused(url):
+    with pytest.raises(SubextractError, match=re.escape(f"{url}: URL has no host")):
+        check_url(url)
+
+
+@pytest.mark.parametrize("path, url", [
+    ("http://example.com/a.mp4", True),
+    ("concat:a.mp4|b.mp4", True),  # a protocol prefix FFmpeg would act on
+    ("c:video.mp4", True),  # no such file: FFmpeg would take "c" for a protocol
+    ("movie.mp4", False),
+    ("folder/movie.mp4", False),
+    ("/abs/movie.mp4", False),
+    ("1:2.mp4", False),  # a scheme starts with a letter
+    ("", False),
+])
+def test_what_counts_as_a_url(path, url):
+    assert is_url(path) is url
+
+
+def test_an_existing_file_with_a_colon_is_a_file_but_a_double_slash_is_always_a_url(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c:video.mp4").write_bytes(b"x")
+    assert not is_url("c:video.mp4")
+    (tmp_path / "http:").mkdir()
+    (tmp_path / "http:" / "x").write_bytes(b"x")  # the kernel reads "http://x" as the file http:/x
+    assert is_url("http://x")
+
+
+def test_network_inputs_get_the_network_whitelist_and_the_read_timeout(monkeypatch):
+    monkeypatch.delenv("SUBEXTRACT_READ_TIMEOUT", raising=False)
+    options = input_options("https://example.com/live.m3u8")
+    assert options == {"protocol_whitelist": NETWORK_WHITELIST,
+                       "rw_timeout": str(int(DEFAULT_READ_TIMEOUT * 1_000_000))}
+    assert input_args("https://example.com/live.m3u8") == [
+        "-protocol_whitelist", NETWORK_WHITELIST, "-rw_timeout", str(int(DEFAULT_READ_TIMEOUT * 1_000_000))]
+
+
+def test_local_inputs_may_open_local_files_only(tmp_path):
+    video = tmp_path / "movie.mp4"
+    video.write_bytes(b"x")
+    assert input_options(str(video)) == {"protocol_whitelist": LOCAL_WHITELIST}
+    assert input_args(str(video)) == ["-protocol_whitelist", LOCAL_WHITELIST]
+    assert "http" not in LOCAL_WHITELIST and "tcp" not in LOCAL_WHITELIST
+
+
+@pytest.mark.parametrize("value, seconds", [
+    ("", DEFAULT_READ_TIMEOUT),
+    ("5", 5.0),
+    ("0.25", 0.25),
+    ("0", DEFAULT_READ_TIMEOUT),  # FFmpeg takes 0 for "wait for ever"
+    ("-3", DEFAULT_READ_TIMEOUT),
+])
+def test_read_timeout_from_the_environment(monkeypatch, value, seconds):
+    monkeypatch.setenv("SUBEXTRACT_READ_TIMEOUT", value)
+    assert read_timeout() == seconds
+    if is_url("http://example.com/a"):
+        assert input_options("http://example.com/a")["rw_timeout"] == str(int(seconds * 1_000_000))
+
+
+def test_read_timeout_unset_is_the_default(monkeypatch):
+    monkeypatch.delenv("SUBEXTRACT_READ_TIMEOUT", raising=False)
+    assert read_timeout() == DEFAULT_READ_TIMEOUT == source.DEFAULT_READ_TIMEOUT
+
+
+def test_a_read_timeout_that_is_not_a_number_is_refused(monkeypatch):
+    monkeypatch.setenv("SUBEXTRACT_READ_TIMEOUT", "soon")
+    with pytest.raises(SubextractError, match=re.escape("SUBEXTRACT_READ_TIMEOUT='soon': not a number of seconds")):
+        read_timeout()
