@@ -59,6 +59,7 @@ class SegmentSettings:
     chroma_advantage: float
     plane_noise_floor: int
     repeat_difference: float
+    repeat_glyph_change: float
     plain_bright_margin: int
     plain_bright_low: int
     plain_bright_high: int

@@ -32,7 +32,7 @@ from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import VideoInfo, probe
 from subextract.stages.region import LineStrip, Region, TextBox, find_bands, line_strips, prescan_frames
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames
-from subextract.stages.segment import Segment, Segmenter, exact_lost_share, mask_difference
+from subextract.stages.segment import Segment, Segmenter, exact_lost_share, glyph_changed, mask_difference
 
 logger = logging.getLogger(__name__)
 
@@ -136,15 +136,26 @@ class _ReadingCache:
     so does a segment split off the one just before it that keeps the same strokes at the same
     pixels both ways (a cut under the subtitle split it; text replaced in place keeps few)."""
 
-    def __init__(self, same_share: float, kept_share: float) -> None:
-        self._seen: dict[tuple[int, object], list[tuple[Segment, int]]] = {}
+    # A repeat's mask hash is a few bits off the first showing's where the picture behind moves
+    # (edge pixels come and go); its strokes still match within one pixel.
+    _HASH_BITS = 24
+    _STROKE_COUNT_SHARE = 0.15
+
+    def __init__(self, same_share: float, kept_share: float, glyph_share: float) -> None:
+        self._seen: dict[int, list[tuple[Segment, int, int]]] = {}
         self._latest: dict[int, tuple[Segment, int]] = {}
         self._same_share = same_share
         self._kept_share = kept_share
+        self._glyph_share = glyph_share
 
     def lookup(self, segment: Segment) -> int | None:
-        for earlier, key in self._seen.get((segment.band, segment.mask_hash), []):
-            if earlier.mask.shape == segment.mask.shape and mask_difference(earlier.mask, segment.mask) < self._same_share:
+        strokes = int(np.count_nonzero(segment.mask))
+        for earlier, key, earlier_strokes in self._seen.get(segment.band, []):
+            if abs(earlier_strokes - strokes) <= self._STROKE_COUNT_SHARE * max(strokes, 1) \
+                    and earlier.mask_hash - segment.mask_hash <= self._HASH_BITS \
+                    and earlier.mask.shape == segment.mask.shape \
+                    and mask_difference(earlier.mask, segment.mask) < self._same_share \
+                    and not glyph_changed(earlier.mask, segment.mask, self._glyph_share):
                 return key
         latest = self._latest.get(segment.band)
         if latest is not None:
@@ -156,7 +167,7 @@ class _ReadingCache:
         return None
 
     def remember(self, segment: Segment, key: int) -> None:
-        self._seen.setdefault((segment.band, segment.mask_hash), []).append((segment, key))
+        self._seen.setdefault(segment.band, []).append((segment, key, int(np.count_nonzero(segment.mask))))
 
     def follow(self, segment: Segment, key: int) -> None:
         self._latest[segment.band] = (segment, key)
@@ -255,7 +266,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     stream = CueStream(settings.align, len(bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
     if stream is not None:
         worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
-    cache = _ReadingCache(settings.segment.repeat_difference, settings.segment.change_threshold)
+    cache = _ReadingCache(settings.segment.repeat_difference, settings.segment.change_threshold,
+                          settings.segment.repeat_glyph_change)
     segments: list[tuple[Segment, int]] = []
 
     def accept(segment: Segment) -> None:

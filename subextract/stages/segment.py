@@ -97,6 +97,24 @@ def mask_difference(a: np.ndarray, b: np.ndarray) -> float:
     return max(a_only / a_count, b_only / b_count)
 
 
+def glyph_changed(a: np.ndarray, b: np.ndarray, share: float) -> bool:
+    """Whether some glyph-sized window of two masks has, on each side, at least ``share`` of its
+    strokes at pixels the other side has none. Burned-in text does not move: two showings of one
+    text differ in a few edge pixels here and there, or (part of it lost to a bright picture) on
+    one side only, while one changed character ('ten' → 'tea') puts strokes of its own on both
+    sides of its window, though with one pixel of tolerance one glyph may cover the other."""
+    a_only, b_only = a & ~b, b & ~a
+    if not a_only.any() or not b_only.any():
+        return False
+    heights = [y1 - y0 for _, y0, _, y1 in line_boxes(a | b, a.shape, pad=False)]
+    window = (max(3, int(np.median(heights))),) * 2 if heights else (9, 9)
+    strokes = cv2.boxFilter((a | b).astype(np.float32), -1, window, normalize=False)
+    needed = np.maximum(share * strokes, 0.05 * window[0] * window[1])
+    own_a = cv2.boxFilter(a_only.astype(np.float32), -1, window, normalize=False) >= needed
+    own_b = cv2.boxFilter(b_only.astype(np.float32), -1, window, normalize=False) >= needed
+    return bool((own_a & own_b).any())
+
+
 def mask_hash(mask: np.ndarray) -> imagehash.ImageHash:
     return imagehash.dhash(Image.fromarray(mask.view(np.uint8) * 255), hash_size=16)
 
