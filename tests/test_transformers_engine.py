@@ -28,7 +28,8 @@ from subextract.cli import main  # noqa: E402
 from subextract.config import load_settings  # noqa: E402
 from subextract.errors import SubextractError  # noqa: E402
 from subextract.stages.ocr import create_engine  # noqa: E402
-from vlm_fixtures import SAMPLE, TINY_ENGINE_OPTIONS, reference_cues, tiny_config, tiny_model  # noqa: E402
+from vlm_fixtures import (SAMPLE, TINY_ENGINE_OPTIONS, reference_cues, tiny_config, tiny_hunyuan_ocr,  # noqa: E402
+                          tiny_model)
 
 pytestmark = pytest.mark.slow
 FRAME = 0.04  # the sample is 25 fps
@@ -84,6 +85,22 @@ def test_reads_what_the_vllm_engine_reads(model):
     reference = engine_for(model, "vllm")
     assert ours._prompt == reference._prompt  # both render the model's chat template the same way
     assert texts(ours.read_batch(crops)) == texts(reference.read_batch(crops))
+
+
+def test_hunyuanocr_preset(tmp_path_factory):
+    """HunyuanOCR's architecture through its preset (its subtitle prompt, repetition penalty and
+    tail cleanup), one at a time and batched."""
+    model = tiny_hunyuan_ocr(tmp_path_factory.getbasetemp())
+    settings = load_settings("hunyuanocr", {"ocr": {"engine": "transformers", "model": str(model), "max_tokens": 12}})
+    crops = band_crops(3)
+    readings = {}
+    for batch in (1, 3):
+        engine = create_engine(dataclasses.replace(settings.ocr, engine_options={"dtype": "float32",
+                                                                                "batch_size": batch}))
+        assert engine._prompt.endswith("提取图片中的字幕。<｜hy_Assistant｜>")
+        readings[batch] = engine.read_batch(crops)
+    assert len(readings[1]) == len(crops) and all(reading.lines for reading in readings[1])
+    assert texts(readings[3]) == texts(readings[1])
 
 
 def test_pipeline_reads_every_segment(model, tmp_path):
