@@ -127,11 +127,12 @@ def timed_read(engine: Any, crops: list[np.ndarray]) -> float:
     return time.perf_counter() - began
 
 
-def first_token_latencies(engine: Any, crops: list[np.ndarray], tokens: int) -> list[float]:
-    """Per-request time to the first token at this load: vLLM's own per-request metric where the
-    engine logs stats, otherwise the time to a one-token reply of the same batch."""
+def read_with_latencies(engine: Any, crops: list[np.ndarray], tokens: int) -> tuple[float, list[float]]:
+    """The batch's time, and each request's time to its first token: vLLM's own per-request
+    metric of the same read where the engine logs stats, otherwise the time to a one-token
+    reply of the same batch (transformers: no cache could make that second read cheaper)."""
+    captured: list[Any] = []
     if engine.name == "vllm":
-        captured: list[Any] = []
         generate = engine._llm.generate
 
         def recording(*args: Any, **kwargs: Any) -> Any:
@@ -140,32 +141,35 @@ def first_token_latencies(engine: Any, crops: list[np.ndarray], tokens: int) -> 
             return outputs
 
         engine._llm.generate = recording
-        try:
-            engine.read_batch(crops)
-        finally:
-            engine._llm.generate = generate
-        values = [o.metrics.first_token_latency for o in captured if getattr(o, "metrics", None) is not None]
-        if values and all(v > 0 for v in values):
-            return values
-    force_reply_length(engine, 1)
     try:
         seconds = timed_read(engine, crops)
     finally:
+        if engine.name == "vllm":
+            engine._llm.generate = generate
+    firsts = [o.metrics.first_token_latency for o in captured if getattr(o, "metrics", None) is not None]
+    if len(firsts) == len(crops) and all(v > 0 for v in firsts):
+        return seconds, firsts
+    force_reply_length(engine, 1)
+    try:
+        first = timed_read(engine, crops)
+    finally:
         force_reply_length(engine, tokens)
-    return [seconds] * len(crops)
+    return seconds, [first] * len(crops)
 
 
-def in_process_levels(engine: Any, crops: list[np.ndarray], tokens: int, levels: tuple[int, ...],
-                      budget_s: float) -> dict[str, dict[str, Any]]:
+def in_process_levels(engine: Any, tokens: int, levels: tuple[int, ...], budget_s: float) -> dict[str, dict[str, Any]]:
+    """Each level on crops the engine has never seen (seeded apart from the bulk run's): vLLM's
+    default prefix and image caches would otherwise turn a repeated crop into a cache hit."""
     rows: dict[str, dict[str, Any]] = {}
     for level in levels:
         repeats = max(1, min(8, 64 // level))
+        crops = band_crops(level * repeats, seed=1000 + level)
         full, first = [], []
         began = time.perf_counter()
         for r in range(repeats):
-            batch = [crops[(r * level + i) % len(crops)] for i in range(level)]
-            full.extend([timed_read(engine, batch)] * level)
-            first.extend(first_token_latencies(engine, batch, tokens))
+            seconds, firsts = read_with_latencies(engine, crops[r * level:(r + 1) * level], tokens)
+            full.extend([seconds] * level)
+            first.extend(firsts)
             if time.perf_counter() - began > budget_s:
                 break
         rows[str(level)] = {"first_token_s": percentiles(first), "full_s": percentiles(full),
@@ -218,20 +222,20 @@ def worker_in_process(args: argparse.Namespace) -> dict[str, Any]:
 
     if engine.name == "transformers":
         result["batch1"] = bulk(engine, crops[:args.tf_n1])
-        result["levels"] = in_process_levels(engine, crops, args.tokens, (1,), args.level_budget)
+        result["levels"] = in_process_levels(engine, args.tokens, (1,), args.level_budget)
         for batch in args.tf_batch:
             engine.batch_size = batch
             engine.read_batch(crops[:batch])  # warm-up at this batch size
             result[f"batch{batch}"] = bulk(engine, crops[:min(len(crops), max(2 * batch, args.tf_nb))])
             print(f"  batch {batch}: {result[f'batch{batch}']['crops_per_s']:.1f} crops/s", flush=True)
-        result["levels"].update(in_process_levels(engine, crops, args.tokens,
+        result["levels"].update(in_process_levels(engine, args.tokens,
                                                   tuple(x for x in (4, 16, 64) if x <= max(args.tf_batch)),
                                                   args.level_budget))
         result["bulk"] = result[f"batch{max(args.tf_batch)}"]
     else:
         result["bulk"] = bulk(engine, crops[:args.n])
         print(f"  bulk {args.n}: {result['bulk']['crops_per_s']:.1f} crops/s", flush=True)
-        result["levels"] = in_process_levels(engine, crops, args.tokens, args.levels['in_process'], args.level_budget)
+        result["levels"] = in_process_levels(engine, args.tokens, args.levels['in_process'], args.level_budget)
         if args.worker == "vllm-preset":
             result["levers"] = in_process_levers(engine, crops, args)
     result["doubling_load"] = doubling_level(result["levels"])
