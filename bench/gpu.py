@@ -85,7 +85,8 @@ def percentiles(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     if not ordered:
         return {"p50": math.nan, "p95": math.nan}
-    return {"p50": ordered[len(ordered) // 2], "p95": ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]}
+    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+    return {"p50": ordered[len(ordered) // 2], "p95": p95}
 
 
 def doubling_level(levels: dict[str, dict[str, Any]]) -> int | None:
@@ -407,8 +408,8 @@ def worker_server(args: argparse.Namespace) -> dict[str, Any]:
                 total = 24 if in_flight == 1 else max(16, min(2 * in_flight, 1024))
                 levels[str(in_flight)] = http_level(pool, urls, bodies, in_flight, total)
                 row = levels[str(in_flight)]
-                print(f"  in flight {in_flight}: {row['crops_per_s']:.1f} crops/s, full p50 {row['full_s']['p50']:.3f} s,"
-                      f" first {row['first_token_s']['p50']:.3f} s", flush=True)
+                print(f"  in flight {in_flight}: {row['crops_per_s']:.1f} crops/s, "
+                      f"full p50 {row['full_s']['p50']:.3f} s, first {row['first_token_s']['p50']:.3f} s", flush=True)
         result["levels"] = levels
         result["doubling_load"] = doubling_level(levels)
         result["bulk"] = max(levels.values(), key=lambda row: row["crops_per_s"])
@@ -432,8 +433,9 @@ def product_openai_engine(args: argparse.Namespace, server: str) -> dict[str, An
     crops = band_crops(min(args.n, 256), seed=2)
     rows = {}
     for concurrency in (16, 128):
-        settings = load_settings(args.preset, overrides={"ocr": {"engine": "openai", "server": server, "model": "",
-                                                                 "concurrency": concurrency, "max_tokens": args.tokens}})
+        overrides = {"engine": "openai", "server": server, "model": "", "concurrency": concurrency,
+                     "max_tokens": args.tokens}
+        settings = load_settings(args.preset, overrides={"ocr": overrides})
         engine = create_engine(settings.ocr)
         engine.read_batch(crops[:8])
         rows[f"concurrency{concurrency}"] = bulk(engine, crops)

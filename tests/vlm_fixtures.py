@@ -213,8 +213,9 @@ def build_hunyuan_vl(target: Path) -> Path:
     config = HunYuanVLConfig(
         text_config={"vocab_size": len(tokenizer), "hidden_size": 64, "intermediate_size": 128,
                      "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32,
-                     "max_position_embeddings": 4096, "pad_token_id": ids[pad], "bos_token_id": ids[HUNYUAN_VL_SPECIALS[1]],
-                     "eos_token_id": ids[stop], "eod_token_id": ids[stop], "tie_word_embeddings": False,
+                     "max_position_embeddings": 4096, "pad_token_id": ids[pad],
+                     "bos_token_id": ids[HUNYUAN_VL_SPECIALS[1]], "eos_token_id": ids[stop], "eod_token_id": ids[stop],
+                     "tie_word_embeddings": False,
                      # HunyuanOCR's rope has four axes (its config's xdrope_section): sections sum to head_dim / 2.
                      "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 4, 4, 4]}},
         vision_config={"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 2,

@@ -187,9 +187,10 @@ def _in_background(function: Callable, *args) -> Future:
 
 
 # Engines whose set-up runs beside probing and decoding: the embedded engine's (imports and
-# configuration parsing, ~1 s; its models load on first use), and a local model's load, 15-70 s
-# on a GPU for vLLM. vLLM's engine core then runs in this process (clients/vllm_runtime.py),
-# which is what lets it start off the main thread. The openai engine only opens a connection.
+# configuration parsing, ~1 s; its models load on first use), and a local model's load (17-82 s
+# for vLLM on the H200, ~2 s for transformers). vLLM's engine core then runs in this process
+# (clients/vllm_runtime.py), as the tests start it on this thread. The openai engine only opens
+# a connection.
 _STARTED_IN_BACKGROUND = ("rapidocr", "vllm", "transformers")
 
 
