@@ -164,9 +164,10 @@ def translator_settings(args: argparse.Namespace, settings: Settings) -> Transla
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     """The OCR engine options (shared with ``subextract batch``)."""
     ocr = parser.add_argument_group("OCR engine (see docs/gpu.md)")
-    ocr.add_argument("--engine", choices=("rapidocr", "vllm", "openai"),
+    ocr.add_argument("--engine", choices=("rapidocr", "vllm", "openai", "transformers"),
                      help="rapidocr: embedded, CPU; vllm: a vision-language model run in this process; openai: "
-                          "any OpenAI-compatible server such as `vllm serve` (default: from the preset, rapidocr)")
+                          "any OpenAI-compatible server such as `vllm serve`; transformers: the same model through "
+                          "PyTorch generate (debugging, baselines) (default: from the preset, rapidocr)")
     ocr.add_argument("--model", metavar="PATH|NAME",
                      help="vllm: model directory or hub id; openai: served model name (default: from the preset, "
                           "or the server's only model)")

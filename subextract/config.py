@@ -87,6 +87,7 @@ class OcrSettings:
     repetition_penalty: float
     tail_repeats: int
     sampling_extra: dict[str, Any]
+    skip_special_tokens: bool
     concurrency: int
     timeout: float
     retries: int

@@ -87,6 +87,17 @@ def test_requests_overlap_and_carry_the_api_key(proxy, monkeypatch):
     assert proxy.authorizations == {f"Bearer {API_KEY}"}
 
 
+def test_special_tokens_kept_only_where_the_preset_says(proxy):
+    assert load_settings("deepseek-ocr").ocr.skip_special_tokens is False  # its recipe's setting
+    assert load_settings("hunyuanocr").ocr.skip_special_tokens is True
+    crops = [np.random.default_rng(1).integers(0, 256, (72, 640), dtype=np.uint8)]
+    create_engine(openai_settings(proxy.url)).read_batch(crops)
+    readings = create_engine(openai_settings(proxy.url, skip_special_tokens=False)).read_batch(crops)
+    assert "skip_special_tokens" not in proxy.bodies[0]  # other servers need not know vLLM's extension
+    assert proxy.bodies[1]["skip_special_tokens"] is False
+    assert len(readings) == 1 and readings[0].lines  # vLLM accepted it
+
+
 def test_wrong_model_names_the_served_ones(server):
     with pytest.raises(SubextractError, match=r"has no model 'hunyuan'; it serves: .*tiny-paddleocr-vl"):
         create_engine(openai_settings(server.url, model="hunyuan"))

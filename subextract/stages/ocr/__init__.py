@@ -68,4 +68,7 @@ def create_engine(settings: OcrSettings) -> OcrEngine:
     if settings.engine == "openai":
         from subextract.stages.ocr.openai_engine import OpenAiEngine
         return OpenAiEngine(settings)
-    raise SubextractError(f"unknown OCR engine {settings.engine!r} (available: rapidocr, vllm, openai)")
+    if settings.engine == "transformers":
+        from subextract.stages.ocr.transformers_engine import TransformersEngine
+        return TransformersEngine(settings)
+    raise SubextractError(f"unknown OCR engine {settings.engine!r} (available: rapidocr, vllm, openai, transformers)")

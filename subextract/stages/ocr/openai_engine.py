@@ -61,6 +61,8 @@ class OpenAiEngine:
             body["repetition_penalty"] = self.settings.repetition_penalty
         if self.settings.sampling_extra:
             body["vllm_xargs"] = self.settings.sampling_extra
+        if not self.settings.skip_special_tokens:
+            body["skip_special_tokens"] = False
         return body
 
 

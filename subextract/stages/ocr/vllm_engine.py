@@ -36,6 +36,7 @@ class VllmEngine:
         self._prompt = render_prompt(self._llm, settings)
         self._params = SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens,
                                       repetition_penalty=settings.repetition_penalty, logprobs=0,
+                                      skip_special_tokens=settings.skip_special_tokens,
                                       extra_args=settings.sampling_extra or None)
 
     def read_batch(self, images: Sequence[np.ndarray],

@@ -1,0 +1,599 @@
+"""The project's GPU benchmark: subextract's VLM engines on one GPU, per engine and setting.
+
+For each setting it reports crops/s (all crops handed over at once), first-token and
+full-response latency p50/p95 at each load level, the load at which the full-response latency
+doubles against one request alone, GPU memory and start-up time. Every setting runs in a child
+process of its own, so start-up and memory are its own and one that fails or hangs costs only its
+slot (``--timeout``).
+
+The crops are synthetic 1280x144 subtitle bands (noisy grey, one white outlined text line), the
+size the presets scale a band to. The model is a directory with a config, tokenizer and processor;
+``load_format: dummy`` gives it random weights, and random weights never emit an end of sequence:
+every reply is forced to ``--tokens`` tokens (min = max, end of sequence ignored), a realistic
+subtitle line (24 tokens by default), and the table states it.
+
+Engines and settings (``--sets``, comma-separated):
+  transformers       the transformers engine (PyTorch generate) at batch 1 and batched (``--tf-batch``)
+  vllm-default       the in-process vLLM engine with vLLM's own defaults (compiled, CUDA graphs;
+                     chunked prefill is on by default in vLLM's V1 engine)
+  vllm-nochunk       the same without chunked prefill (enable_chunked_prefill false), eager
+  vllm-preset        the preset's options (chunked prefill, 16384-token steps, no prefix or image
+                     cache), eager; plus the levers: fed 16 at a time as the pipeline does, stacked
+                     strips, quarter-size pictures, no log-probabilities
+  server-aA-rR       R ``vllm serve`` replicas on the one GPU, each with A API-server processes,
+                     requests kept in flight continuously by a streaming client; plus the product's
+                     openai engine against the first replica
+
+Load levels: in-process, a level is the number of crops in one ``read_batch`` (they are read
+together, so the full-response latency of each is the batch's time); over HTTP it is the number
+of requests kept in flight (a new one starts as soon as one ends).
+
+Usage (on the GPU machine, with vLLM and torch importable):
+  python bench/gpu.py MODEL_DIR --out DIR [--sets transformers,vllm-default,...] [--tokens 24]
+Writes DIR/results.json (every number) and DIR/table.md (the table docs/gpu.md carries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import dataclasses
+import io
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+WORDS = ("the quick brown fox jumps over a lazy dog where are you going tonight thank you for "
+         "your help see you tomorrow it is getting late we should go home").split()
+LEVELS = {"in_process": (1, 4, 16, 64, 256), "http": (1, 4, 16, 64, 256, 512)}
+
+
+def band_crops(count: int, width: int = 1280, height: int = 144, seed: int = 0) -> list[np.ndarray]:
+    """Grey bands (noisy mid-grey) with one white, black-outlined text line each."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    rng = np.random.default_rng(seed)
+    font = ImageFont.load_default(size=int(height * 0.42))
+    crops = []
+    for i in range(count):
+        picture = Image.fromarray(np.clip(rng.normal(95, 25, (height, width)), 0, 255).astype("uint8"))
+        text = f"{i:03d} " + " ".join(rng.choice(WORDS, int(rng.integers(4, 8))))
+        draw = ImageDraw.Draw(picture)
+        box = draw.textbbox((0, 0), text, font=font, stroke_width=3)
+        x, y = max(0, (width - (box[2] - box[0])) // 2), max(0, (height - (box[3] - box[1])) // 2)
+        draw.text((x, y), text, fill=235, font=font, stroke_width=3, stroke_fill=10)
+        crops.append(np.asarray(picture))
+    return crops
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    if not ordered:
+        return {"p50": math.nan, "p95": math.nan}
+    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+    return {"p50": ordered[len(ordered) // 2], "p95": p95}
+
+
+def doubling_level(levels: dict[str, dict[str, Any]]) -> int | None:
+    """The smallest load whose full-response p50 is at least twice that of load 1."""
+    base = levels.get("1", {}).get("full_s", {}).get("p50")
+    for level, row in sorted(levels.items(), key=lambda kv: int(kv[0])):
+        if base and row["full_s"]["p50"] >= 2 * base:
+            return int(level)
+    return None
+
+
+# -- in-process engines -----------------------------------------------------------------------------
+
+def ocr_settings(preset: str, engine: str, model: str, tokens: int, options: dict[str, Any] | None,
+                 replace_options: bool = False):
+    from subextract.config import load_settings
+
+    settings = load_settings(preset, overrides={"ocr": {"engine": engine, "model": model, "max_tokens": tokens,
+                                                        "engine_options": options if not replace_options else None}})
+    if replace_options:
+        settings = dataclasses.replace(settings, ocr=dataclasses.replace(settings.ocr, engine_options=dict(options)))
+    return settings.ocr
+
+
+def force_reply_length(engine: Any, tokens: int, logprobs: bool = True) -> None:
+    """Every reply exactly ``tokens`` long: random weights would otherwise run to max_tokens."""
+    if engine.name == "transformers":
+        engine.generation_kwargs.update(max_new_tokens=tokens, min_new_tokens=tokens)
+        return
+    from vllm import SamplingParams
+
+    engine._params = SamplingParams(temperature=0.0, max_tokens=tokens, min_tokens=tokens, ignore_eos=True,
+                                    logprobs=0 if logprobs else None)
+
+
+def timed_read(engine: Any, crops: list[np.ndarray]) -> float:
+    began = time.perf_counter()
+    engine.read_batch(crops)
+    return time.perf_counter() - began
+
+
+def read_with_latencies(engine: Any, crops: list[np.ndarray], tokens: int) -> tuple[float, list[float]]:
+    """The batch's time, and each request's time to its first token: vLLM's own per-request
+    metric of the same read where the engine logs stats, otherwise the time to a one-token
+    reply of the same batch (transformers: no cache could make that second read cheaper)."""
+    captured: list[Any] = []
+    if engine.name == "vllm":
+        generate = engine._llm.generate
+
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            outputs = generate(*args, **kwargs)
+            captured.extend(outputs)
+            return outputs
+
+        engine._llm.generate = recording
+    try:
+        seconds = timed_read(engine, crops)
+    finally:
+        if engine.name == "vllm":
+            engine._llm.generate = generate
+    firsts = [o.metrics.first_token_latency for o in captured if getattr(o, "metrics", None) is not None]
+    if len(firsts) == len(crops) and all(v > 0 for v in firsts):
+        return seconds, firsts
+    force_reply_length(engine, 1)
+    try:
+        first = timed_read(engine, crops)
+    finally:
+        force_reply_length(engine, tokens)
+    return seconds, [first] * len(crops)
+
+
+def in_process_levels(engine: Any, tokens: int, levels: tuple[int, ...], budget_s: float) -> dict[str, dict[str, Any]]:
+    """Each level on crops the engine has never seen (seeded apart from the bulk run's): vLLM's
+    default prefix and image caches would otherwise turn a repeated crop into a cache hit."""
+    rows: dict[str, dict[str, Any]] = {}
+    for level in levels:
+        repeats = max(1, min(8, 64 // level))
+        crops = band_crops(level * repeats, seed=1000 + level)
+        full, first = [], []
+        began = time.perf_counter()
+        for r in range(repeats):
+            seconds, firsts = read_with_latencies(engine, crops[r * level:(r + 1) * level], tokens)
+            full.extend([seconds] * level)
+            first.extend(firsts)
+            if time.perf_counter() - began > budget_s:
+                break
+        rows[str(level)] = {"first_token_s": percentiles(first), "full_s": percentiles(full),
+                            "crops_per_s": level / statistics.median(full)}
+        print(f"  load {level}: full p50 {rows[str(level)]['full_s']['p50']:.3f} s, "
+              f"first {rows[str(level)]['first_token_s']['p50']:.3f} s", flush=True)
+    return rows
+
+
+def bulk(engine: Any, crops: list[np.ndarray]) -> dict[str, float]:
+    seconds = timed_read(engine, crops)
+    return {"crops": len(crops), "seconds": seconds, "crops_per_s": len(crops) / seconds}
+
+
+def worker_in_process(args: argparse.Namespace) -> dict[str, Any]:
+    crops = band_crops(max(args.n, 256))
+    result: dict[str, Any] = {"setting": args.worker, "tokens": args.tokens}
+    began = time.perf_counter()
+    if args.worker == "transformers":
+        settings = ocr_settings(args.preset, "transformers", args.model, args.tokens,
+                                {"load_format": "dummy", "dtype": "bfloat16", "batch_size": 1}, replace_options=True)
+    elif args.worker == "vllm-default":
+        settings = ocr_settings(args.preset, "vllm", args.model, args.tokens,
+                                {"load_format": "dummy", "trust_remote_code": False, "disable_log_stats": False},
+                                replace_options=True)
+    elif args.worker == "vllm-nochunk":
+        settings = ocr_settings(args.preset, "vllm", args.model, args.tokens,
+                                {"load_format": "dummy", "trust_remote_code": False, "disable_log_stats": False,
+                                 "enforce_eager": True, "enable_chunked_prefill": False, "max_model_len": 4096,
+                                 "limit_mm_per_prompt": {"image": 1}, "enable_prefix_caching": False,
+                                 "mm_processor_cache_gb": 0}, replace_options=True)
+    else:  # vllm-preset
+        settings = ocr_settings(args.preset, "vllm", args.model, args.tokens,
+                                {"load_format": "dummy", "trust_remote_code": False, "disable_log_stats": False,
+                                 "enforce_eager": True, "enable_chunked_prefill": True})
+    from subextract.stages.ocr import create_engine
+
+    engine = create_engine(settings)
+    result["start_s"] = time.perf_counter() - began
+    result["engine_options"] = settings.engine_options
+    if engine.name == "vllm":
+        config = engine._llm.llm_engine.vllm_config
+        result["vllm"] = {"max_num_seqs": config.scheduler_config.max_num_seqs,
+                          "max_num_batched_tokens": config.scheduler_config.max_num_batched_tokens,
+                          "chunked_prefill": config.scheduler_config.enable_chunked_prefill,
+                          "enforce_eager": config.model_config.enforce_eager}
+    force_reply_length(engine, args.tokens)
+    engine.read_batch(crops[:4])  # warm-up: first-call allocations and kernels stay out of the numbers
+    print(f"{args.worker}: up in {result['start_s']:.1f} s", flush=True)
+
+    if engine.name == "transformers":
+        result["batch1"] = bulk(engine, crops[:args.tf_n1])
+        result["levels"] = in_process_levels(engine, args.tokens, (1,), args.level_budget)
+        for batch in args.tf_batch:
+            engine.batch_size = batch
+            engine.read_batch(crops[:batch])  # warm-up at this batch size
+            result[f"batch{batch}"] = bulk(engine, crops[:min(len(crops), max(2 * batch, args.tf_nb))])
+            print(f"  batch {batch}: {result[f'batch{batch}']['crops_per_s']:.1f} crops/s", flush=True)
+        result["levels"].update(in_process_levels(engine, args.tokens,
+                                                  tuple(x for x in (4, 16, 64) if x <= max(args.tf_batch)),
+                                                  args.level_budget))
+        result["bulk"] = result[f"batch{max(args.tf_batch)}"]
+    else:
+        result["bulk"] = bulk(engine, crops[:args.n])
+        print(f"  bulk {args.n}: {result['bulk']['crops_per_s']:.1f} crops/s", flush=True)
+        result["levels"] = in_process_levels(engine, args.tokens, args.levels['in_process'], args.level_budget)
+        if args.worker == "vllm-preset":
+            result["levers"] = in_process_levers(engine, crops, args)
+    result["doubling_load"] = doubling_level(result["levels"])
+    return result
+
+
+def in_process_levers(engine: Any, crops: list[np.ndarray], args: argparse.Namespace) -> dict[str, Any]:
+    """What each lever gives the in-process engine, against ``bulk`` (all crops in one call)."""
+    from subextract.stages.ocr.vlm import prepare, stack_strips
+
+    levers: dict[str, Any] = {}
+    began = time.perf_counter()
+    for start in range(0, 256, 16):
+        engine.read_batch(crops[start:start + 16])
+    levers["pipeline_16_at_a_time"] = {"crops": 256, "crops_per_s": 256 / (time.perf_counter() - began)}
+    force_reply_length(engine, args.tokens, logprobs=False)
+    levers["no_logprobs"] = bulk(engine, crops[:args.n])
+    force_reply_length(engine, args.tokens)
+    base = engine.settings
+    engine.settings = dataclasses.replace(base, max_side=640, max_pixels=640 * 72)
+    levers["quarter_pixels_640x72"] = bulk(engine, crops[:args.n])
+    engine.settings = base
+    for stack in (4, 8):
+        # The stacked pass alone: what stacking gives when every reply has one line per strip
+        # (random weights never do, so read_pictures would read each stack again strip by strip).
+        strips = [prepare(c, base.max_side, base.max_pixels) for c in crops[:args.n]]
+        pictures = [stack_strips(strips[i:i + stack]) for i in range(0, len(strips) - stack + 1, stack)]
+        force_reply_length(engine, args.tokens * stack)
+        began = time.perf_counter()
+        engine._generate(pictures)
+        seconds = time.perf_counter() - began
+        levers[f"stack{stack}_pass"] = {"crops": len(pictures) * stack, "crops_per_s": len(pictures) * stack / seconds,
+                                        "reply_tokens": args.tokens * stack}
+        force_reply_length(engine, args.tokens)
+    for name, row in levers.items():
+        print(f"  lever {name}: {row['crops_per_s']:.1f} crops/s", flush=True)
+    return levers
+
+
+# -- vllm serve ---------------------------------------------------------------------------------------
+
+def png_url(crop: np.ndarray) -> str:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(crop).save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+async def _stream_one(client: Any, url: str, body: dict[str, Any]) -> tuple[float, float]:
+    began = time.perf_counter()
+    first = None
+    async with client.stream("POST", url, json=body) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if first is None and line.startswith("data: {") and '"content"' in line:
+                first = time.perf_counter() - began
+    return (first if first is not None else math.nan), time.perf_counter() - began
+
+
+async def _closed_loop(urls: list[str], bodies: list[dict[str, Any]], in_flight: int, total: int,
+                       ) -> list[tuple[float, float, float]]:
+    import httpx
+
+    done: list[tuple[float, float, float]] = []
+    counter = iter(range(total))
+    limits = httpx.Limits(max_connections=in_flight + 8, max_keepalive_connections=in_flight + 8)
+    async with httpx.AsyncClient(timeout=600, limits=limits) as client:
+        async def loop() -> None:
+            for i in counter:
+                first, full = await _stream_one(client, urls[i % len(urls)], bodies[i % len(bodies)])
+                done.append((first, full, time.perf_counter()))
+
+        await asyncio.gather(*(loop() for _ in range(in_flight)))
+    return done
+
+
+def client_process(urls: list[str], bodies: list[dict[str, Any]], in_flight: int, total: int,
+                   start_at: float) -> list[tuple[float, float, float]]:
+    while time.time() < start_at:
+        time.sleep(0.005)
+    offset = time.time() - time.perf_counter()
+    return [(f, full, end + offset) for f, full, end in asyncio.run(_closed_loop(urls, bodies, in_flight, total))]
+
+
+def http_level(pool: ProcessPoolExecutor, urls: list[str], bodies: list[dict[str, Any]], in_flight: int,
+               total: int) -> dict[str, Any]:
+    """``in_flight`` requests kept in flight by several client processes (one Python process
+    parsing hundreds of streams would be the bottleneck, not the server)."""
+    clients = max(1, min(4, in_flight // 32))
+    start_at = time.time() + 0.5
+    futures = [pool.submit(client_process, urls, bodies[c::clients], in_flight // clients, total // clients, start_at)
+               for c in range(clients)]
+    records = [r for f in futures for r in f.result()]
+    span = max(r[2] for r in records) - start_at
+    return {"first_token_s": percentiles([r[0] for r in records if not math.isnan(r[0])]),
+            "full_s": percentiles([r[1] for r in records]), "requests": len(records),
+            "crops_per_s": len(records) / span}
+
+
+def start_servers(args: argparse.Namespace, replicas: int, api_servers: int, log_dir: Path) -> list[subprocess.Popen]:
+    processes = []
+    for r in range(replicas):
+        # Several API-server processes need the `vllm serve` entry point; one is the plain API server.
+        entry = ["vllm.entrypoints.cli.main", "serve"] if api_servers > 1 else ["vllm.entrypoints.openai.api_server",
+                                                                                "--model"]
+        command = [sys.executable, "-m", *entry, args.model, "--load-format", "dummy",
+                   "--host", "127.0.0.1", "--port", str(args.port + r), "--max-model-len", "4096",
+                   "--max-num-seqs", "512", "--max-num-batched-tokens", "16384", "--no-enable-prefix-caching",
+                   "--mm-processor-cache-gb", "0", "--limit-mm-per-prompt", '{"image": 1}', "--enforce-eager",
+                   "--gpu-memory-utilization", f"{0.85 / replicas:.3f}"]
+        if api_servers > 1:
+            command += ["--api-server-count", str(api_servers)]
+        log = open(log_dir / f"server{r}.log", "w")
+        processes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+    return processes
+
+
+def wait_ready(processes: list[subprocess.Popen], bases: list[str], timeout: float) -> None:
+    import httpx
+
+    began = time.perf_counter()
+    pending = set(range(len(bases)))
+    while pending:
+        for r in list(pending):
+            if processes[r].poll() is not None:
+                raise RuntimeError(f"server {r} exited with {processes[r].returncode}")
+            try:
+                if httpx.get(bases[r] + "/v1/models", timeout=2).status_code == 200:
+                    pending.discard(r)
+            except httpx.TransportError:
+                pass
+        if time.perf_counter() - began > timeout:
+            raise RuntimeError("servers not ready in time")
+        time.sleep(0.5)
+
+
+def worker_server(args: argparse.Namespace) -> dict[str, Any]:
+    _, api_part, replica_part = args.worker.split("-")
+    api_servers, replicas = int(api_part[1:]), int(replica_part[1:])
+    result: dict[str, Any] = {"setting": args.worker, "tokens": args.tokens, "replicas": replicas,
+                              "api_servers": api_servers}
+    crops = band_crops(64, seed=1)
+    urls_png = [png_url(c) for c in crops]
+    log_dir = Path(args.out)
+    began = time.perf_counter()
+    processes = start_servers(args, replicas, api_servers, log_dir)
+    bases = [f"http://127.0.0.1:{args.port + r}" for r in range(replicas)]
+    try:
+        wait_ready(processes, bases, args.ready_timeout)
+        result["start_s"] = time.perf_counter() - began
+        print(f"{args.worker}: up in {result['start_s']:.1f} s", flush=True)
+        import httpx
+
+        model = httpx.get(bases[0] + "/v1/models", timeout=5).json()["data"][0]["id"]
+        from subextract.config import load_settings
+
+        prompt = load_settings(args.preset).ocr.prompt
+        bodies = [{"model": model, "stream": True, "temperature": 0.0, "max_tokens": args.tokens,
+                   "min_tokens": args.tokens, "ignore_eos": True, "logprobs": True,
+                   "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": u}},
+                                                             {"type": "text", "text": prompt}]}]}
+                  for u in urls_png]
+        urls = [b + "/v1/chat/completions" for b in bases]
+        levels: dict[str, dict[str, Any]] = {}
+        with ProcessPoolExecutor(max_workers=8) as pool:
+            http_level(pool, urls, bodies, 8, 16)  # warm-up
+            for in_flight in args.levels['http']:
+                total = 24 if in_flight == 1 else max(16, min(2 * in_flight, 1024))
+                levels[str(in_flight)] = http_level(pool, urls, bodies, in_flight, total)
+                row = levels[str(in_flight)]
+                print(f"  in flight {in_flight}: {row['crops_per_s']:.1f} crops/s, "
+                      f"full p50 {row['full_s']['p50']:.3f} s, first {row['first_token_s']['p50']:.3f} s", flush=True)
+        result["levels"] = levels
+        result["doubling_load"] = doubling_level(levels)
+        result["bulk"] = max(levels.values(), key=lambda row: row["crops_per_s"])
+        if replicas == 1:
+            result["product_engine"] = product_openai_engine(args, bases[0] + "/v1")
+    finally:
+        for process in processes:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait()
+    return result
+
+
+def product_openai_engine(args: argparse.Namespace, server: str) -> dict[str, Any]:
+    """subextract's own --engine openai (PNG per request, bounded concurrency) on 512 crops."""
+    from subextract.config import load_settings
+    from subextract.stages.ocr import create_engine
+
+    crops = band_crops(min(args.n, 256), seed=2)
+    rows = {}
+    for concurrency in (16, 128):
+        overrides = {"engine": "openai", "server": server, "model": "", "concurrency": concurrency,
+                     "max_tokens": args.tokens}
+        settings = load_settings(args.preset, overrides={"ocr": overrides})
+        engine = create_engine(settings.ocr)
+        engine.read_batch(crops[:8])
+        rows[f"concurrency{concurrency}"] = bulk(engine, crops)
+        print(f"  product openai engine, concurrency {concurrency}: "
+              f"{rows[f'concurrency{concurrency}']['crops_per_s']:.1f} crops/s", flush=True)
+    return rows
+
+
+# -- orchestration --------------------------------------------------------------------------------------
+
+class GpuMemory:
+    """The GPU's used memory, polled through nvidia-smi while a setting runs; the peak above the
+    idle reading is the setting's."""
+
+    def __init__(self) -> None:
+        self.idle = self._read()
+        self.peak = self.idle
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _read() -> float:
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                                 capture_output=True, text=True, timeout=10, check=False).stdout
+            return sum(float(x) for x in out.split()) / 1024
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            return math.nan
+
+    def _poll(self) -> None:
+        while not self._stop.wait(1.0):
+            self.peak = max(self.peak, self._read())
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak - self.idle
+
+
+def run_setting(args: argparse.Namespace, setting: str) -> dict[str, Any]:
+    out = Path(args.out)
+    command = [sys.executable, __file__, args.model, "--out", args.out, "--worker", setting, "--tokens",
+               str(args.tokens), "--n", str(args.n), "--preset", args.preset, "--port", str(args.port),
+               "--ready-timeout", str(args.ready_timeout), "--tf-batch", ",".join(map(str, args.tf_batch)),
+               "--levels", json.dumps(args.levels), "--level-budget", str(args.level_budget),
+               "--tf-n1", str(args.tf_n1), "--tf-nb", str(args.tf_nb)]
+    memory = GpuMemory()
+    began = time.perf_counter()
+    with open(out / f"{setting}.log", "w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            process.wait(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    gpu_gib = memory.stop()
+    path = out / f"{setting}.json"
+    if process.returncode == 0 and path.exists():
+        result = json.loads(path.read_text())
+    else:
+        tail = (out / f"{setting}.log").read_text(errors="replace")[-1500:]
+        result = {"setting": setting, "error": f"rc {process.returncode} after {time.perf_counter() - began:.0f} s",
+                  "log_tail": tail}
+    result["gpu_memory_gib"] = gpu_gib
+    result["wall_s"] = time.perf_counter() - began
+    return result
+
+
+def fmt(value: Any, digits: int = 0) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def table(results: list[dict[str, Any]], tokens: int) -> str:
+    lines = [f"Replies forced to {tokens} tokens each (random weights never stop). Latency: p50 / p95 in ms at "
+             "load 1 (one crop alone) and at the largest load measured; load = crops in one call (in-process) or "
+             "requests in flight (server).", "",
+             "| engine, setting | crops/s | first token, load 1 | full reply, load 1 | full reply, top load "
+             "| load where latency doubles | GPU memory GiB | start s |",
+             "|---|---|---|---|---|---|---|---|"]
+    rows = []
+    for r in results:
+        if r.get("setting") == "transformers" and "batch1" in r:  # batch 1 and batched are two rows
+            batched = max(int(k[5:]) for k in r if k.startswith("batch"))
+            rows.append(dict(r, setting="transformers, batch 1", bulk=r["batch1"],
+                             levels={"1": r["levels"]["1"]}, doubling_load=None))
+            rows.append(dict(r, setting=f"transformers, batch {batched}"))
+        else:
+            rows.append(r)
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['setting']} | failed: {r['error']} | | | | | {fmt(r.get('gpu_memory_gib'), 1)} | |")
+            continue
+        levels = r.get("levels", {})
+        one = levels.get("1", {})
+        top_level = max(levels, key=int) if levels else None
+        top = levels.get(top_level, {}) if top_level else {}
+        ms = lambda row, key, p: fmt(row.get(key, {}).get(p, math.nan) * 1000)  # noqa: E731
+        lines.append(
+            f"| {r['setting']} | {fmt(r['bulk']['crops_per_s'], 1)} | {ms(one, 'first_token_s', 'p50')} / "
+            f"{ms(one, 'first_token_s', 'p95')} | {ms(one, 'full_s', 'p50')} / {ms(one, 'full_s', 'p95')} | "
+            f"{ms(top, 'full_s', 'p50')} / {ms(top, 'full_s', 'p95')} at {top_level} | "
+            f"{r.get('doubling_load') or '> ' + str(top_level)} | {fmt(r.get('gpu_memory_gib'), 1)} | "
+            f"{fmt(r.get('start_s'), 0)} |")
+    extra = []
+    for r in results:
+        for key in ("batch1",) + tuple(k for k in r if k.startswith("batch") and k != "batch1"):
+            if key in r:
+                extra.append(f"| {r['setting']} {key.replace('batch', 'batch ')} | {fmt(r[key]['crops_per_s'], 1)} |")
+        for name, row in r.get("levers", {}).items():
+            extra.append(f"| {r['setting']}: {name.replace('_', ' ')} | {fmt(row['crops_per_s'], 1)} |")
+        for name, row in r.get("product_engine", {}).items():
+            extra.append(f"| {r['setting']}: product --engine openai, {name} | {fmt(row['crops_per_s'], 1)} |")
+        for level, row in r.get("levels", {}).items():
+            extra.append(f"| {r['setting']} at load {level} | {fmt(row['crops_per_s'], 1)} |")
+    if extra:
+        lines += ["", "| engine, setting, lever | crops/s |", "|---|---|"] + extra
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--sets", default="transformers,vllm-default,vllm-nochunk,vllm-preset")
+    parser.add_argument("--tokens", type=int, default=24, help="forced reply length (tokens)")
+    parser.add_argument("--n", type=int, default=512, help="crops in one call for crops/s")
+    parser.add_argument("--preset", default="paddleocr-vl")
+    parser.add_argument("--port", type=int, default=8011)
+    parser.add_argument("--timeout", type=float, default=300, help="seconds a setting may take, start included")
+    parser.add_argument("--ready-timeout", type=float, default=240)
+    parser.add_argument("--level-budget", type=float, default=20, help="seconds per load level, in-process")
+    parser.add_argument("--tf-batch", type=lambda s: [int(x) for x in s.split(",")], default=[16, 64])
+    parser.add_argument("--tf-n1", type=int, default=16, help="crops for transformers batch 1")
+    parser.add_argument("--tf-nb", type=int, default=128, help="crops for transformers batched")
+    parser.add_argument("--levels", type=json.loads, default=LEVELS, help="load levels, JSON like the default")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.worker:
+        result = worker_server(args) if args.worker.startswith("server-") else worker_in_process(args)
+        (out / f"{args.worker}.json").write_text(json.dumps(result, indent=1, default=str))
+        return 0
+    results_path = out / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else []
+    for setting in args.sets.split(","):
+        print(f"== {setting}", flush=True)
+        results = [r for r in results if r["setting"] != setting] + [run_setting(args, setting)]
+        results_path.write_text(json.dumps(results, indent=1, default=str))
+        (out / "table.md").write_text(table(results, args.tokens))
+        if "error" in results[-1]:
+            print(results[-1]["error"], results[-1]["log_tail"][-800:], flush=True)
+    print(table(results, args.tokens))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
