@@ -263,12 +263,13 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
                             blackout=_band_blackouts(static, bands),
-                            plane=appearance.plane if appearance is not None else "y")
+                            mask_plane=appearance.plane if appearance is not None and appearance.plane != "y" else None)
     report = DecodeReport()
     stats = Stats()
-    # Sampled frames are too far apart to follow a fade: the boundary refinement snaps those cues.
     segment_settings = settings_for(appearance, settings.segment)
-    if settings.sample.fps:
+    # Sampled frames are too far apart to follow a fade (the boundary refinement snaps those cues),
+    # and a fade is measured on the OCR picture, which is not in the plane of a chroma mask.
+    if settings.sample.fps or request.mask_plane:
         segment_settings = replace(segment_settings, fade_frames=0)
     segmenters = [Segmenter(i, segment_settings) for i in range(len(bands))]
     worker = _OcrWorker(ready)
@@ -298,8 +299,9 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     try:
         for frame in decode_frames(request, report):
             last_pts = frame.pts
-            for segmenter, band_image in zip(segmenters, frame.bands):
-                for segment in segmenter.push(frame.pts, band_image):
+            for index, (segmenter, band_image) in enumerate(zip(segmenters, frame.bands)):
+                mask_image = frame.mask_bands[index] if frame.mask_bands else None
+                for segment in segmenter.push(frame.pts, band_image, mask_image):
                     accept(segment)
             if worker.error is not None:
                 break  # the engine failed: keep what was read, decode no further

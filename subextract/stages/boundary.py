@@ -64,7 +64,7 @@ def refine_boundaries(segments: Sequence[Segment], decode_range: DecodeRange, fr
     for start, end in _merged_ranges(wanted, join_gap):
         for frame in decode_range(start, end + frame_duration / 2):
             frames.append((frame.pts, [text_mask(analysis_view(band, settings.analysis_width), settings)
-                                       for band in frame.bands]))
+                                       for band in frame.mask_bands or frame.bands]))
     refined = []
     for segment in segments:
         start, end = segment.start, segment.end

@@ -40,6 +40,7 @@ class Band:
 class Frame:
     pts: float  # seconds from the start of the video
     bands: tuple[np.ndarray, ...]  # grey crops, one per band, at analysis/OCR resolution
+    mask_bands: tuple[np.ndarray, ...] = ()  # the same crops in the request's mask plane, when it has one
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class DecodeRequest:
     reference_frames_only: bool = False  # skip the frames no other frame is predicted from
     blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
     plane: str = "y"  # what the crops carry: luma ("y"), or a chroma plane ("u", "v"; "-u", "-v" inverted)
+    mask_plane: str | None = None  # a second plane the same crops come in too (Frame.mask_bands)
 
 
 @dataclass
@@ -93,9 +95,11 @@ def _filter_graph(request: DecodeRequest):
     for x, y, w, h in request.blackout:
         stream = stream.filter("drawbox", x=x, y=y, w=w, h=h, color="black", t="fill")
     crops = []
-    parts = stream.split() if len(request.bands) > 1 else None
+    planes = [request.plane] + ([request.mask_plane] if request.mask_plane else [])
+    wanted = [(band, plane) for plane in planes for band in request.bands]
+    parts = stream.split() if len(wanted) > 1 else None
     widths = [scaled_size(b, request.scale)[0] for b in request.bands]
-    for i, band in enumerate(request.bands):
+    for i, (band, plane) in enumerate(wanted):
         part = parts[i] if parts is not None else stream
         w, h = scaled_size(band, request.scale)
         part = part.crop(band.x, band.y, band.width, band.height)
@@ -103,9 +107,9 @@ def _filter_graph(request: DecodeRequest):
             part = part.filter("scale", w, h, flags="area")
         if w < max(widths):
             part = part.filter("pad", max(widths), h, 0, 0)
-        crops.append(part)
+        crops.append(_plane(part, plane))
     stacked = crops[0] if len(crops) == 1 else ffmpeg.filter(crops, "vstack", inputs=len(crops))
-    return _plane(stacked, request.plane).filter("showinfo", **_showinfo_options())
+    return stacked.filter("showinfo", **_showinfo_options())
 
 
 def _plane(stream, plane: str):
@@ -162,7 +166,7 @@ def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque)
 def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) -> Iterator[Frame]:
     """Yield frames in presentation order; stops early (and cleanly) if the consumer stops."""
     report = report if report is not None else DecodeReport()
-    sizes = [scaled_size(b, request.scale) for b in request.bands]
+    sizes = [scaled_size(b, request.scale) for b in request.bands] * (2 if request.mask_plane else 1)
     width = max(w for w, _ in sizes)
     heights = [h for _, h in sizes]
     frame_bytes = width * sum(heights)
@@ -184,10 +188,11 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
             if pts is None:
                 break
             image = np.frombuffer(data, np.uint8).reshape(sum(heights), width)
-            bands = tuple(image[offsets[i]:offsets[i + 1], :sizes[i][0]] for i in range(len(sizes)))
+            crops = tuple(image[offsets[i]:offsets[i + 1], :sizes[i][0]] for i in range(len(sizes)))
             report.frames += 1
             report.last_pts = request.start + pts
-            yield Frame(pts=request.start + pts, bands=bands)
+            count = len(request.bands)
+            yield Frame(pts=request.start + pts, bands=crops[:count], mask_bands=crops[count:])
     finally:
         if process.poll() is None:
             process.kill()

@@ -221,14 +221,20 @@ def _is_line_like(strokes: np.ndarray, min_pixels: float, min_density: float) ->
     return 0.9 * count / ((y1 - y0 + 1) * (x1 - x0 + 1)) >= min_density
 
 
+def text_lines(core: np.ndarray, picture_shape: tuple[int, int], min_density: float) -> tuple[Box, ...]:
+    """The line boxes (in picture pixels, with the recogniser's margin) of the lines of stable
+    strokes packed as densely as a text line's glyphs. Static background that passes a test with
+    no outline (highlights on water, a fence) strews its strokes thinly over band-wide "lines":
+    a crop of one is not worth recognising, and it would send the whole picture to the detector."""
+    tight = line_boxes(core, core.shape, pad=False)
+    padded = line_boxes(core, picture_shape)
+    return tuple(box for (x0, y0, x1, y1), box in zip(tight, padded)
+                 if np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0))
+
+
 def has_text_line(core: np.ndarray, min_density: float) -> bool:
-    """Whether some line of stable strokes is packed as densely as a text line's glyphs. Static
-    background that passes a test with no outline (highlights on water, a fence) strews its
-    strokes thinly over band-wide "lines"; not worth an OCR call."""
-    for x0, y0, x1, y1 in line_boxes(core, core.shape, pad=False):
-        if np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0):
-            return True
-    return False
+    """Whether some line of stable strokes is packed as densely as a text line's glyphs."""
+    return bool(text_lines(core, core.shape, min_density))
 
 
 def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
@@ -326,8 +332,10 @@ class Segmenter:
     def _min_pixels(self, mask: np.ndarray) -> float:
         return self.settings.min_text_share * mask.size
 
-    def push(self, pts: float, band: np.ndarray) -> Iterator[Segment]:
-        view = analysis_view(band, self.settings.analysis_width)
+    def push(self, pts: float, band: np.ndarray, mask_band: np.ndarray | None = None) -> Iterator[Segment]:
+        """Take the next frame's band; ``mask_band``, the same band in the plane the text stands
+        out in, when that is not the band's own (the band still makes the OCR picture)."""
+        view = analysis_view(band if mask_band is None else mask_band, self.settings.analysis_width)
         lift = stroke_lift(view, self.settings)
         mask = text_mask(view, self.settings, lift)
         strokes = np.count_nonzero(mask)
@@ -564,4 +572,5 @@ class Segmenter:
                       frame_count=segment.keeper.seen, settled=segment.frames >= self.settings.confirm_frames,
                       before_start=segment.before_start,
                       last_shown=segment.last_shown, image=image,
-                      mask_hash=mask_hash(core), mask=core, lines=line_boxes(core, image.shape))
+                      mask_hash=mask_hash(core), mask=core,
+                      lines=text_lines(core, image.shape, self.settings.min_line_density))
