@@ -413,6 +413,8 @@ class BatchRunner:
             "cues": len(feed.kept(result.cues)), "duration": round(result.info.duration, 3),
             "video_seconds": round(stats.video_seconds, 3), "wall_seconds": round(stats.wall_seconds, 3),
             "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings}
+        if result.damaged:  # decode errors: the cues there may be wrong (a warning says which)
+            fields["damaged"] = [dataclasses.asdict(span) for span in result.damaged]
         if result.error is not None:  # the OCR engine failed part-way: the cues before that were written
             fields["error"] = result.error
         if isinstance(translation, str):  # the translator failed: the extracted cues are written, no translation

@@ -239,7 +239,8 @@ def json_metadata(video: str, lang: str, result) -> dict:
             "stats": {"ocr_calls": s.ocr_calls, "ocr_seconds": round(s.ocr_seconds, 3), "segments": s.segments,
                       "frames": s.frames, "wall_seconds": round(s.wall_seconds, 3),
                       "realtime_factor": round(s.realtime_factor, 2)},
-            "complete": result.complete, "warnings": result.warnings}
+            "complete": result.complete, "warnings": result.warnings,
+            "damaged": [dataclasses.asdict(span) for span in result.damaged]}
 
 
 def _check_translation_args(args: argparse.Namespace) -> None:

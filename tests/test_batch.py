@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -192,6 +193,10 @@ def broken_run() -> Iterator[tuple[Path, subprocess.CompletedProcess, list[str] 
     (broken / "moov_at_end.mp4").unlink()
     whole = (SAMPLES / "en_two_line.mp4").read_bytes()  # faststart: decodable up to the cut
     (broken / "cut_short.mp4").write_bytes(whole[: len(whole) * 2 // 10])
+    damaged = bytearray(whole)  # 8 % of the bytes overwritten at 12 %: decode errors at ~2.3-4.2 s
+    begin, length = len(whole) * 12 // 100, len(whole) * 8 // 100
+    damaged[begin:begin + length] = random.Random(5).randbytes(length)
+    (broken / "damaged.mp4").write_bytes(bytes(damaged))
     shutil.copy(SAMPLES / "zh_bottom.mp4", broken / "locked.mp4")
     for path in videos.rglob("*"):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
@@ -211,7 +216,7 @@ def test_broken_files_do_not_stop_the_batch(broken_run):
     assert result.returncode == 1, result.stderr  # some failed
     assert "Traceback" not in result.stderr
     records = manifest_of(out)
-    assert len(records) == 9  # every video, good or bad, has its line
+    assert len(records) == 10  # every video, good or bad, has its line
     for name, output in OUTPUTS.items():
         record = records[Path(name).name]
         assert record["status"] == "done" and record["outputs"] == [output], record
@@ -226,6 +231,9 @@ def test_broken_files_do_not_stop_the_batch(broken_run):
     assert records["cut_short.mp4"]["status"] == "partial"  # cues before the damage written, with a warning
     assert "truncated" in records["cut_short.mp4"]["warnings"][0]
     assert (out / "broken" / "cut_short.srt").is_file()
+    damaged = records["damaged.mp4"]  # FFmpeg concealed its errors and exited 0: still partial
+    assert damaged["status"] == "partial" and "damaged at" in damaged["warnings"][0], damaged
+    assert damaged["damaged"] and damaged["damaged"][0]["errors"] > 0
     assert not list(out.rglob("*.part"))
     summary = result.stderr[result.stderr.index("subextract batch: summary"):]
     assert "failed" in summary and "videos/hour" in summary and "real time" in summary
@@ -239,13 +247,13 @@ def test_a_rerun_skips_what_is_done_and_redoes_failures(broken_run):
     os.utime(videos / "zh_bottom.mp4")  # a changed input is redone
     result = run_batch(str(videos), "--out", str(out), "--jobs", "2", "--feed", str(feed), prefix=prefix, home=base)
     assert result.returncode == 1
-    assert f"9 videos, {failed + 1} to do, {8 - failed} skipped" in result.stderr
+    assert f"10 videos, {failed + 1} to do, {9 - failed} skipped" in result.stderr
     assert (out / "zh_bottom.srt").stat().st_mtime_ns != outputs_before["zh_bottom.mp4"]
     assert all((out / OUTPUTS[name]).stat().st_mtime_ns == outputs_before[name]
                for name in OUTPUTS if name != "zh_bottom.mp4")
     # the feed carries the cues of the videos this run processed, each line naming its video
     streamed = [json.loads(line) for line in feed.read_text().splitlines()]
-    assert {Path(r["video"]).name for r in streamed} <= {"zh_bottom.mp4", "cut_short.mp4"}
+    assert {Path(r["video"]).name for r in streamed} <= {"zh_bottom.mp4", "cut_short.mp4", "damaged.mp4"}
     first = next(r for r in streamed if r["video"].endswith("zh_bottom.mp4"))
     assert first["text"] == pysrt.open(str(SAMPLES / "zh_bottom.srt"))[0].text
 
@@ -254,8 +262,9 @@ def test_a_rerun_skips_what_is_done_and_redoes_failures(broken_run):
                       prefix=prefix, home=base)
     assert retry.returncode == 1 and retry.stderr == ""
     records = manifest_of(out)
-    assert len(records) == 9
+    assert len(records) == 10
     assert records["cut_short.mp4"]["outputs"] == ["broken/cut_short.jsonl"]
+    assert records["damaged.mp4"]["outputs"] == ["broken/damaged.jsonl"]  # partial: redone too
     assert records["zh_bottom.mp4"]["outputs"] == ["zh_bottom.srt"]  # done: not redone in the new format
     for line in (out / "broken" / "cut_short.jsonl").read_text().splitlines():
         assert json.loads(line)["video"].endswith("cut_short.mp4")

@@ -24,6 +24,7 @@ from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
 from subextract.stages.align import Cue, align
 from subextract.stages.boundary import refine_boundaries
+from subextract.stages.damage import DamagedSpan
 from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
 from subextract.stages.ocr_fixes import fix_common_errors
@@ -60,6 +61,7 @@ class ExtractionResult:
     warnings: list[str] = field(default_factory=list)
     complete: bool = True
     error: str | None = None  # what stopped the run early (an OCR engine failure); the cues before it are kept
+    damaged: list[DamagedSpan] = field(default_factory=list)  # decode errors: cues overlapping these may be wrong
 
 
 _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it has been read
@@ -220,7 +222,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
-                            blackout=_band_blackouts(static, bands))
+                            blackout=_band_blackouts(static, bands),
+                            frame_duration=1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration)
     report = DecodeReport()
     stats = Stats()
     # Sampled frames are too far apart to follow a fade: the boundary refinement snaps those cues.
@@ -287,13 +290,29 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
     stats.ocr_seconds = worker.seconds
     cues = _cues(segments, worker.results, settings, lang, len(bands))
+    # Errors where decoding stopped are the truncation the warning above already names.
+    damaged = [span for span in report.damaged if complete or span.start < last_pts - 1.0]
+    if damaged:
+        warnings.append(damage_warning(damaged, cues))
+        complete = False
     if stream is not None:
         stream.finish(cues)
     # A live stream's duration is unknown (0): what was read is what was processed.
     stats.video_seconds = max(0.0, (end if end is not None else info.duration or last_pts) - start)
     stats.wall_seconds = time.perf_counter() - began
     return ExtractionResult(info=info, bands=bands, cues=cues, stats=stats, warnings=warnings, complete=complete,
-                            error=str(worker.error) if worker.error is not None else None)
+                            error=str(worker.error) if worker.error is not None else None, damaged=damaged)
+
+
+def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
+    """One line naming the damaged spans and the cues inside them."""
+    hit = [cue for cue in cues if any(span.overlaps(cue.start, cue.end) for span in spans)]
+    where = "; ".join(span.describe() for span in spans[:5]) + (f"; {len(spans) - 5} more" if len(spans) > 5 else "")
+    cues_text = (f"{len(hit)} cue{'' if len(hit) == 1 else 's'} there may be wrong or missing lines "
+                 f"({', '.join(f'{c.start:.2f}–{c.end:.2f} s' for c in hit[:5])}{', …' if len(hit) > 5 else ''})"
+                 if hit else "no cue there, but subtitles shown there may be missing")
+    return f"the video is damaged at {where}: {cues_text}"
+
 
 
 def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:

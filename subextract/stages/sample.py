@@ -14,13 +14,14 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
 import ffmpeg
 import numpy as np
 
+from subextract.stages.damage import DamagedSpan, DamageTracker
 from subextract.stages.probe import ffmpeg_exe
 from subextract.stages.source import input_options
 
@@ -56,6 +57,7 @@ class DecodeRequest:
     keyframes_only: bool = False
     reference_frames_only: bool = False  # skip the frames no other frame is predicted from
     blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
+    frame_duration: float = 0.04  # the stream's (or the sampling's) frame spacing: what counts as a missing frame
 
 
 @dataclass
@@ -66,13 +68,21 @@ class DecodeReport:
     last_pts: float | None = None
     returncode: int | None = None
     errors: list[str] | None = None
+    damaged: list[DamagedSpan] = field(default_factory=list)  # where FFmpeg reported decode errors
 
 
 # The integer PTS and the time base, not the printed pts_time: FFmpeg before 7 prints that with
 # six significant digits (1234.567 s → 1234.57) and small values in exponent notation.
 _TIME_BASE = re.compile(r"Parsed_showinfo.*? config in time_base: (\d+)/(\d+)")
-_PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)")
+_PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)(?:.*? (?:is)?key:(\d))?")
 _ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing")
+
+
+def is_error_line(line: str) -> bool:
+    """An FFmpeg complaint about the input: a component's log line (``[h264 @ 0x…]``) with an
+    error word. Unprefixed lines are the input's description, whose metadata (a title) may hold
+    any word."""
+    return line.startswith("[") and any(word in line.lower() for word in _ERROR_WORDS)
 
 
 def scaled_size(band: Band, scale: float) -> tuple[int, int]:
@@ -134,16 +144,20 @@ def build_command(request: DecodeRequest) -> list[str]:
     return out.global_args("-nostdin", "-hide_banner", "-loglevel", "info").compile(cmd=ffmpeg_exe())
 
 
-def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque) -> None:
+def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque, damage: DamageTracker,
+                  start: float) -> None:
     time_base = Fraction(1, 1)
     for raw in stream:
         line = raw.decode("utf-8", "replace")
         if (match := _PTS.search(line)) is not None:
-            pts_queue.put(float(int(match.group(1)) * time_base))
+            pts = float(int(match.group(1)) * time_base)
+            damage.frame(start + pts, match.group(2) == "1")
+            pts_queue.put(pts)
         elif (match := _TIME_BASE.search(line)) is not None and int(match.group(2)):
             time_base = Fraction(int(match.group(1)), int(match.group(2)))
-        elif any(word in line.lower() for word in _ERROR_WORDS):
+        elif is_error_line(line.strip()):
             errors.append(line.strip())
+            damage.error()
     pts_queue.put(None)
 
 
@@ -157,11 +171,13 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
     offsets = np.cumsum([0, *heights])
     pts_queue: queue.Queue[float | None] = queue.Queue()
     errors: deque[str] = deque(maxlen=20)
+    damage = DamageTracker(request.start, request.frame_duration)
     # Its own session: Ctrl-C on a terminal reaches only us, and we stop FFmpeg (below), so an
     # interrupted run is never mistaken for a truncated file.
     process = subprocess.Popen(build_command(request), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4, start_new_session=True)
-    reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors), daemon=True)
+    reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors, damage, request.start),
+                              daemon=True)
     reader.start()
     try:
         while True:
@@ -183,3 +199,5 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
         reader.join(timeout=5)
         report.returncode = process.returncode
         report.errors = list(errors)
+        if not reader.is_alive():
+            report.damaged = damage.finish()

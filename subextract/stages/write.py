@@ -77,7 +77,14 @@ def render_jsonl(cues: Sequence[Cue], metadata: dict | None = None) -> str:
 
 
 def render_json(cues: Sequence[Cue], metadata: dict | None = None) -> str:
-    document = {**(metadata or {}), "cues": [cue_record(cue) for cue in cues]}
+    """The metadata and the cues; with ``damaged`` spans in the metadata, each cue says whether
+    it overlaps one (its text or times may be wrong)."""
+    spans = (metadata or {}).get("damaged") or []
+    records = [cue_record(cue) for cue in cues]
+    if spans:
+        for record, cue in zip(records, cues):
+            record["damaged"] = any(cue.start < span["end"] and cue.end > span["start"] for span in spans)
+    document = {**(metadata or {}), "cues": records}
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
