@@ -40,7 +40,7 @@ from subextract.errors import SubextractError
 from subextract.feeds import CueFeed, FeedSink, Watchlist, watchlist_option
 from subextract.pipeline.run import ExtractionResult, extract
 from subextract.stages.source import is_url
-from subextract.stages.write import render, write_text
+from subextract.stages.write import check_replaceable, render, write_text
 
 VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mkv", ".webm", ".mov", ".avi", ".wmv", ".flv", ".ts", ".m2ts",
                               ".mts", ".mpg", ".mpeg", ".3gp", ".ogv"})
@@ -432,6 +432,7 @@ class BatchRunner:
         else:
             text = render(feed.kept(result.cues), self.options.fmt, json_metadata(job.video, self.options.lang, result))
         job.output.parent.mkdir(parents=True, exist_ok=True)
+        check_replaceable(str(job.output), [job.video])
         _sweep_temporaries(job.output)
         write_text(str(job.output), text)
 
@@ -447,6 +448,7 @@ class BatchRunner:
         except SubextractError as exc:
             return f"translation failed: {exc}"
         output = self.options.translation_output(job.output)
+        check_replaceable(str(output), [job.video])
         _sweep_temporaries(output)
         metadata = {**json_metadata(job.video, self.options.lang, result), "translation": translation.summary}
         write_text(str(output), render(translation.cues(self.options.bilingual), self.options.fmt, metadata))

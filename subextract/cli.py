@@ -322,7 +322,7 @@ def run_extract(args: argparse.Namespace) -> int:
     original_output, translation_output = _translation_outputs(args, output)
     for path in (original_output, translation_output):
         if path is not None:
-            check_writable(path, args.force)
+            check_writable(path, args.force, [args.video])
     feed = CueFeed(args.video, watchlist_option(args.watchlist, args.only_flagged), args.only_flagged)
     settings = settings_from_args(args)
     translator = None
@@ -367,7 +367,7 @@ def run_extract(args: argparse.Namespace) -> int:
 def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: dict, translation_output: str) -> int:
     """Write the translation (or, with --bilingual, the bilingual file); when the translator
     fails, the extracted cues are kept in the original's file and the exit code is 3."""
-    from subextract.stages.write import render, write_text
+    from subextract.stages.write import check_replaceable, render, write_text
     from subextract.translate import source_language
 
     source = source_language(cues, args.lang)
@@ -377,8 +377,12 @@ def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: d
         print(f"subextract: error: translation failed: {exc}", file=sys.stderr)
         if args.bilingual:
             kept = default_output(args.video, args.lang, args.format)
-            if Path(kept).exists() and not args.force:
-                print(f"subextract: warning: the extracted cues were not kept: {kept} exists", file=sys.stderr)
+            try:
+                if Path(kept).exists() and not args.force:
+                    raise SubextractError(f"{kept} exists")
+                check_replaceable(kept, [args.video])
+            except SubextractError as refusal:
+                print(f"subextract: warning: the extracted cues were not kept: {refusal}", file=sys.stderr)
             else:
                 write_text(kept, render(cues, args.format, metadata))
                 print(f"subextract: warning: the extracted cues were written to {kept}", file=sys.stderr)
@@ -434,7 +438,7 @@ def run_translate_file(argv: list[str]) -> int:
     else:
         named = Path(args.subtitles).with_suffix(f".{fmt}")
         output = language_output(str(named), source, translation_tag(source, args.to, args.bilingual))
-    check_writable(output, args.force)
+    check_writable(output, args.force, [args.subtitles])
     translator = open_translator(translator_settings(args, load_settings(args.config)), args.glossary)
     try:
         translation = run_translation(translator, cues, source, args.to, args.quiet)

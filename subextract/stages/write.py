@@ -100,8 +100,9 @@ def render(cues: Sequence[Cue], fmt: str, metadata: dict | None = None) -> str:
     raise SubextractError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
 
 
-def check_writable(path: str, force: bool) -> None:
-    """Fail before hours of work, not after: the output must be new (or forced) and its folder writable."""
+def check_writable(path: str, force: bool, inputs: Sequence[str] = ()) -> None:
+    """Fail before hours of work, not after: the output must be new (or forced) and its folder
+    writable, and never one of ``inputs`` or a file this tool could not have written."""
     if path == "-":
         return
     target = Path(path)
@@ -109,13 +110,55 @@ def check_writable(path: str, force: bool) -> None:
         raise SubextractError(f"{path}: is a directory; give a file name with -o")
     if _is_special(target):
         return
-    if target.exists() and not force:
+    if target.exists() and not force and not any(_same_file(target, source) for source in inputs):
         raise SubextractError(f"{path}: already exists (use --force to overwrite)")
+    check_replaceable(path, inputs)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise SubextractError(f"{path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK):
         raise SubextractError(f"{path}: folder {folder} is not writable")
+
+
+def check_replaceable(path: str, inputs: Sequence[str] = ()) -> None:
+    """Whatever the flags, an output never replaces an input (also through a link) nor an
+    existing file that is not a subtitle file (a video named ``clip.srt``, someone's notes)."""
+    target = Path(path)
+    for source in inputs:
+        if _same_file(target, source):
+            raise SubextractError(f"{path}: is the input {source}; refusing to overwrite it (give another -o)")
+    if target.is_file() and not _is_subtitle_text(target):
+        raise SubextractError(f"{path}: exists and is not a subtitle file this tool writes; refusing to "
+                              "overwrite it, whatever the flags (move it or give another output name)")
+
+
+def _same_file(target: Path, source: str) -> bool:
+    try:
+        return os.path.samefile(target, source)
+    except OSError:  # one of them does not exist (or is a URL): not the same file
+        return False
+
+
+SUBTITLE_EXTENSIONS = (".srt", ".vtt", ".json", ".jsonl", ".ass", ".ssa", ".txt")
+
+
+def _is_subtitle_text(path: Path) -> bool:
+    """Empty, or text (UTF-8, no NUL bytes) under a subtitle file's extension: a video, a picture or
+    an archive is binary, and other files are not named like an output."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return True  # unreadable: the write itself will fail with the reason
+    if not head:
+        return True
+    if path.suffix.lower() not in SUBTITLE_EXTENSIONS or b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3  # only a character cut by the 4 KiB read
+    return True
 
 
 def _is_special(target: Path) -> bool:
