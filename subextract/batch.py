@@ -31,10 +31,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from subextract import __version__
-from subextract.cli import (add_config_option, add_engine_options, add_feed_options, add_translate_option,
-                            add_translator_options, check_translation_options, count_arg, default_output,
-                            json_metadata, language_output, positive_arg, settings_from_args, time_arg,
-                            translation_tag, translator_settings)
+from subextract.cli import (add_config_option, add_engine_options, add_feed_options, add_input_options,
+                            add_translate_option, add_translator_options, apply_input_options,
+                            check_translation_options, count_arg, default_output, json_metadata, language_output,
+                            positive_arg, settings_from_args, time_arg, translation_tag, translator_settings)
 from subextract.config import OcrSettings, Settings
 from subextract.errors import SubextractError
 from subextract.feeds import CueFeed, FeedSink, Watchlist, watchlist_option
@@ -575,12 +575,14 @@ def build_parser() -> argparse.ArgumentParser:
     translation = add_translator_options(parser)
     add_translate_option(translation)
     add_feed_options(parser)
+    add_input_options(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-video lines and no summary")
     return parser
 
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
+    apply_input_options(args)
     check_translation_options(args)
     settings = settings_from_args(args)
     translator = None

@@ -99,9 +99,37 @@ def build_parser() -> argparse.ArgumentParser:
     add_engine_options(parser)
     add_translate_option(add_translator_options(parser))
     add_feed_options(parser)
+    add_input_options(parser)
     parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     return parser
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """What inputs may open (shared with ``subextract batch``)."""
+    from subextract.stages.source import LIST_FORMATS
+
+    group = parser.add_argument_group("what inputs may open")
+    group.add_argument("--allow-private-network", nargs="?", const="*", metavar="ADDR[:PORT],...",
+                       help="let network inputs (and the segments, keys and redirects they name) reach loopback, "
+                            "private, link-local and other non-public addresses: all of them, or only those "
+                            "listed (e.g. 10.0.0.5:8080,192.168.0.0/16); by default only public addresses")
+    group.add_argument("--input-format", choices=LIST_FORMATS,
+                       help="read local inputs as this playlist or list format, which opens the files it names "
+                            "(by default local inputs are opened only as real video containers)")
+
+
+def apply_input_options(args: argparse.Namespace) -> None:
+    """The network policy and the local input format for this run (set on every run, so one
+    run's options never carry over to the next in the same process)."""
+    from subextract.stages.netguard import NetworkPolicy, parse_allowances, set_policy
+    from subextract.stages.source import read_timeout, set_input_format
+
+    allowed = args.allow_private_network
+    set_policy(NetworkPolicy(allow_all_private=allowed == "*",
+                             allowances=parse_allowances(allowed) if allowed not in (None, "*") else (),
+                             timeout=read_timeout()))
+    set_input_format(args.input_format)
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
@@ -314,6 +342,7 @@ def run_extract(args: argparse.Namespace) -> int:
     from subextract.stages.source import is_url
     from subextract.stages.write import check_writable, render, write_text
 
+    apply_input_options(args)
     check_readable(args.video)
     _check_translation_args(args)
     if is_url(args.video) and not args.output:
@@ -471,6 +500,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("subextract: interrupted", file=sys.stderr)
         return 130
+    finally:
+        _reset_input_options()
+
+
+def _reset_input_options() -> None:
+    """Back to the defaults the Python API runs with (public addresses only, real containers only)."""
+    from subextract.stages.netguard import NetworkPolicy, set_policy
+    from subextract.stages.source import set_input_format
+
+    set_policy(NetworkPolicy())
+    set_input_format(None)
 
 
 if __name__ == "__main__":

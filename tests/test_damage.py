@@ -41,7 +41,7 @@ def test_errors_make_a_span_up_to_the_next_keyframe():
     tracker.frame(1.00, False)  # 14 frames never came
     tracker.frame(1.04, True)   # the picture is whole again from here
     tracker.frame(1.08, False)
-    assert tracker.finish() == [DamagedSpan(0.36, 1.04, 2, 14)]
+    assert tracker.finish() == [DamagedSpan(0.36, 1.04, 2, 14, "")]
 
 
 def test_overlapping_spans_merge():

@@ -290,6 +290,12 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
     stats.ocr_seconds = worker.seconds
     cues = _cues(segments, worker.results, settings, lang, len(bands))
+    if report.refused:
+        from subextract.stages.netguard import describe_refusals
+
+        warnings.append(f"the stream named addresses it may not reach, which were not fetched: "
+                        f"{describe_refusals(report.refused)}")
+        complete = False
     # Errors where decoding stopped are the truncation the warning above already names.
     damaged = [span for span in report.damaged if complete or span.start < last_pts - 1.0]
     if damaged:
@@ -311,7 +317,7 @@ def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
     cues_text = (f"{len(hit)} cue{'' if len(hit) == 1 else 's'} there may be wrong or missing lines "
                  f"({', '.join(f'{c.start:.2f}–{c.end:.2f} s' for c in hit[:5])}{', …' if len(hit) > 5 else ''})"
                  if hit else "no cue there, but subtitles shown there may be missing")
-    return f"the video is damaged at {where}: {cues_text}"
+    return f"the video is damaged at {where}: {cues_text}; FFmpeg: {spans[0].first_error}"
 
 
 

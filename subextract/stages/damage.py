@@ -10,6 +10,7 @@ until the next keyframe, where the span ends. Errors whose spans overlap make on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,13 +21,15 @@ class DamagedSpan:
     end: float  # the first keyframe decoded after the last error (or the end of what was decoded)
     errors: int  # FFmpeg error lines in the span
     missing_frames: int  # frames the frame rate promises in the span but the decoder never delivered
+    first_error: str = ""  # FFmpeg's first complaint in the span, in its words
 
     def overlaps(self, start: float, end: float) -> bool:
         return start < self.end and end > self.start
 
     def describe(self) -> str:
         missing = f", {self.missing_frames} frames missing" if self.missing_frames else ""
-        return f"{self.start:.2f}–{self.end:.2f} s ({self.errors} decode errors{missing})"
+        errors = f"{self.errors} decode error{'' if self.errors == 1 else 's'}"
+        return f"{self.start:.2f}–{self.end:.2f} s ({errors}{missing})"
 
 
 class DamageTracker:
@@ -36,7 +39,7 @@ class DamageTracker:
         self._range_start = range_start
         self._frame_duration = frame_duration
         self._last_pts: float | None = None
-        self._open: list[float] | None = None  # [start, error count] of the span still open
+        self._open: list | None = None  # [start, error count, first error] of the span still open
         self._frames_in_open: list[float] = []
         self.spans: list[DamagedSpan] = []
 
@@ -47,10 +50,10 @@ class DamageTracker:
                 self._close(pts)
         self._last_pts = pts
 
-    def error(self) -> None:
+    def error(self, line: str = "") -> None:
         if self._open is None:
             start = self._last_pts if self._last_pts is not None else self._range_start
-            self._open = [start, 0]
+            self._open = [start, 0, _without_context(line)]
             self._frames_in_open = [start]
         self._open[1] += 1
 
@@ -62,18 +65,23 @@ class DamageTracker:
         return self.spans
 
     def _close(self, end: float, final: bool = False) -> None:
-        start, errors = self._open
+        start, errors, first = self._open
         # A keyframe that closes the span is among its frames already; the end of the decode is not.
         frames = self._frames_in_open + ([end] if final else [])
-        span = DamagedSpan(start, max(end, start), int(errors), _missing(frames, self._frame_duration))
+        span = DamagedSpan(start, max(end, start), int(errors), _missing(frames, self._frame_duration), first)
         self._open, self._frames_in_open = None, []
         if span.end <= span.start:
             return  # errors before a keyframe that starts the decode: no frame shown was touched
         if self.spans and self.spans[-1].end >= span.start:
             previous = self.spans.pop()
             span = DamagedSpan(previous.start, max(previous.end, span.end), previous.errors + span.errors,
-                               previous.missing_frames + span.missing_frames)
+                               previous.missing_frames + span.missing_frames, previous.first_error)
         self.spans.append(span)
+
+
+def _without_context(line: str) -> str:
+    """``[h264 @ 0x55d…] error while decoding MB 3 4`` → ``error while decoding MB 3 4``."""
+    return re.sub(r"^(\[[^]]*\] ?)+", "", line.strip())[:200]
 
 
 def _missing(times: Sequence[float], frame_duration: float) -> int:

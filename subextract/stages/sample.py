@@ -23,7 +23,8 @@ import numpy as np
 
 from subextract.stages.damage import DamagedSpan, DamageTracker
 from subextract.stages.probe import ffmpeg_exe
-from subextract.stages.source import input_options
+from subextract.stages.netguard import GuardProxy
+from subextract.stages.source import ffmpeg_environment, input_options, needs_proxy
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class DecodeReport:
     returncode: int | None = None
     errors: list[str] | None = None
     damaged: list[DamagedSpan] = field(default_factory=list)  # where FFmpeg reported decode errors
+    refused: list[str] = field(default_factory=list)  # requests of a network input the vetting proxy refused
 
 
 # The integer PTS and the time base, not the printed pts_time: FFmpeg before 7 prints that with
@@ -76,6 +78,10 @@ class DecodeReport:
 _TIME_BASE = re.compile(r"Parsed_showinfo.*? config in time_base: (\d+)/(\d+)")
 _PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)(?:.*? (?:is)?key:(\d))?")
 _ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing")
+# How an input ends early (a cut file, a dropped connection): FFmpeg stops reading there, so it is
+# the end of what was decoded (see the pipeline's truncation warning), not a damaged span.
+_END_OF_INPUT = re.compile(r"Error during demuxing|Input/output error|Stream ends prematurely|partial file",
+                           re.IGNORECASE)
 
 
 def is_error_line(line: str) -> bool:
@@ -90,8 +96,8 @@ def scaled_size(band: Band, scale: float) -> tuple[int, int]:
     return max(2, int(band.width * scale) // 2 * 2), max(2, int(band.height * scale) // 2 * 2)
 
 
-def _filter_graph(request: DecodeRequest):
-    stream = ffmpeg.input(request.path, **_input_options(request)).video
+def _filter_graph(request: DecodeRequest, proxy: str | None):
+    stream = ffmpeg.input(request.path, **_input_options(request, proxy)).video
     if request.select:
         stream = stream.filter("select", request.select)
     elif request.sample_fps:
@@ -126,8 +132,8 @@ def _showinfo_options() -> dict:
     return {"checksum": 0} if "checksum" in help_text else {}
 
 
-def _input_options(request: DecodeRequest) -> dict:
-    options: dict = input_options(request.path)
+def _input_options(request: DecodeRequest, proxy: str | None) -> dict:
+    options: dict = input_options(request.path, proxy)
     if request.keyframes_only:
         options["skip_frame"] = "nokey"
     elif request.reference_frames_only:
@@ -139,8 +145,9 @@ def _input_options(request: DecodeRequest) -> dict:
     return options
 
 
-def build_command(request: DecodeRequest) -> list[str]:
-    out = _filter_graph(request).output("pipe:", format="rawvideo", pix_fmt="gray", fps_mode="passthrough")
+def build_command(request: DecodeRequest, proxy: str | None = None) -> list[str]:
+    """``proxy``: the vetting proxy an HTTP(S) input's requests go through (``netguard``)."""
+    out = _filter_graph(request, proxy).output("pipe:", format="rawvideo", pix_fmt="gray", fps_mode="passthrough")
     return out.global_args("-nostdin", "-hide_banner", "-loglevel", "info").compile(cmd=ffmpeg_exe())
 
 
@@ -157,7 +164,8 @@ def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque,
             time_base = Fraction(int(match.group(1)), int(match.group(2)))
         elif is_error_line(line.strip()):
             errors.append(line.strip())
-            damage.error()
+            if _END_OF_INPUT.search(line) is None:
+                damage.error(line)
     pts_queue.put(None)
 
 
@@ -174,8 +182,10 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
     damage = DamageTracker(request.start, request.frame_duration)
     # Its own session: Ctrl-C on a terminal reaches only us, and we stop FFmpeg (below), so an
     # interrupted run is never mistaken for a truncated file.
-    process = subprocess.Popen(build_command(request), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4, start_new_session=True)
+    guard = GuardProxy() if needs_proxy(request.path) else None
+    process = subprocess.Popen(build_command(request, guard.url if guard else None), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4,
+                               start_new_session=True, env=ffmpeg_environment())
     reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors, damage, request.start),
                               daemon=True)
     reader.start()
@@ -201,3 +211,6 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
         report.errors = list(errors)
         if not reader.is_alive():
             report.damaged = damage.finish()
+        if guard is not None:
+            guard.close()
+            report.refused = guard.refused
