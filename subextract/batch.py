@@ -197,9 +197,28 @@ def exclusive(out_dir: Path) -> Iterator[None]:
         yield
 
 
+def file_digest(path: Path) -> str | None:
+    """SHA-256 of a file's content; None when there is no such file."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def recorded_digests(record: dict[str, Any] | None) -> dict[str, set[str]]:
+    """Output (relative to DIR) → the digests this tool wrote there: the record's, and the
+    previous ones of a run killed while replacing them."""
+    digests: dict[str, set[str]] = {}
+    for field_name in ("digests", "replacing"):
+        for relative, digest in ((record or {}).get(field_name) or {}).items():
+            digests.setdefault(relative, set()).add(digest)
+    return digests
+
+
 def reason_to_run(previous: dict[str, Any] | None, identity: dict[str, Any], key: str, output: Path,
-                  retry_failed: bool) -> str | None:
-    """Why a video needs (re)doing, or None to skip it."""
+                  retry_failed: bool, out_dir: Path | None = None) -> str | None:
+    """Why a video needs (re)doing, or None to skip it. With ``out_dir``, an output whose content
+    is no longer what was recorded (edited, replaced) counts as changed."""
     status = previous.get("status") if previous else None
     if retry_failed:
         return f"{status} before" if status in FAILED else None
@@ -213,6 +232,10 @@ def reason_to_run(previous: dict[str, Any] | None, identity: dict[str, Any], key
         return "settings changed"
     if not output.is_file():
         return "output missing"
+    if out_dir is not None:
+        known = {**{k: {v} for k, v in (previous.get("edited") or {}).items()}, **recorded_digests(previous)}
+        if any(file_digest(out_dir / relative) not in digests for relative, digests in known.items()):
+            return "output changed"
     return None
 
 
@@ -291,6 +314,7 @@ class Options:
     translate: str | None = None  # target language of a translation written beside each output
     bilingual: bool = False
     translator: Any = None  # subextract.translate's Translator, shared by the jobs
+    overwrite_edited: bool = False  # replace outputs changed since they were written (else NAME.new.EXT beside them)
 
     def settings_key(self) -> str:
         return settings_key(self.settings, {
@@ -310,6 +334,7 @@ class Task:
     reason: str
     identity: dict[str, Any]
     error: str | None = None
+    previous: dict[str, Any] | None = None  # the video's last record before this run
 
 
 def plan(jobs: Sequence[Job], manifest: Manifest, key: str, options: Options) -> list[Task]:
@@ -321,9 +346,10 @@ def plan(jobs: Sequence[Job], manifest: Manifest, key: str, options: Options) ->
             identity = input_identity(job.video, options.use_hash)
         except OSError as exc:  # missing, or unreadable with --hash: this video's failure, when it runs
             error = f"{job.video}: {(exc.strerror or str(exc)).lower()}"
-        reason = reason_to_run(manifest.records.get(job.video), identity, key, job.output, options.retry_failed)
+        previous = manifest.records.get(job.video)
+        reason = reason_to_run(previous, identity, key, job.output, options.retry_failed, options.out_dir)
         if reason is not None:
-            tasks.append(Task(job, reason, identity, error))
+            tasks.append(Task(job, reason, identity, error, previous))
     return tasks
 
 
@@ -383,14 +409,19 @@ class BatchRunner:
 
     def _run_task(self, task: Task) -> None:
         base = {"video": task.job.video, "input": task.identity, "settings": self.key}
-        self.manifest.append({**base, "status": "running", "reason": task.reason, "started": _now()})
-        fields = self._extract(task.job) if task.error is None else {"status": "failed", "error": task.error}
+        # What this tool wrote before stays known while the video runs: a killed run must not make
+        # the next one take its own outputs for edited ones.
+        kept = {name: task.previous[name] for name in ("digests", "replacing", "edited")
+                if task.previous and task.previous.get(name)}
+        self.manifest.append({**base, **kept, "status": "running", "reason": task.reason, "started": _now()})
+        outputs = _Outputs(task, self.options, lambda fields: self.manifest.append({**base, **fields}))
+        fields = self._extract(task.job, outputs) if task.error is None else {"status": "failed", "error": task.error}
         record = {**base, **fields, "finished": _now()}
         self.manifest.append(record)
         self.results[task.job.video] = record
         self._report(record)
 
-    def _extract(self, job: Job) -> dict[str, Any]:
+    def _extract(self, job: Job, outputs: "_Outputs") -> dict[str, Any]:
         """Run one video; its outcome as manifest fields. Never raises: one video never stops the batch."""
         began = time.perf_counter()
         feed = CueFeed(job.video, self.options.watchlist, self.options.only_flagged)
@@ -400,8 +431,9 @@ class BatchRunner:
                              on_cue=feed.streaming_to(self.options.feed) if self.options.feed else None)
             if self.stop.is_set() and not result.complete:
                 raise _Cancelled  # Ctrl-C on a terminal stops FFmpeg too: the video only looks cut short
-            self._write(job, feed, result)
-            translation = self._translate(job, feed, result) if self.options.translator is not None else None
+            self._write(job, feed, result, outputs)
+            translation = (self._translate(job, feed, result, outputs) if self.options.translator is not None
+                           else None)
         except Exception as exc:  # noqa: BLE001 - any failure is this video's, recorded, never the batch's
             if self.stop.is_set():
                 return {"status": "interrupted"}
@@ -409,7 +441,7 @@ class BatchRunner:
             return {"status": "failed", "error": message, "wall_seconds": round(time.perf_counter() - began, 3)}
         stats = result.stats
         fields: dict[str, Any] = {
-            "status": "done" if result.complete else "partial", "outputs": [self._relative(job.output)],
+            "status": "done" if result.complete else "partial", "outputs": list(outputs.written),
             "cues": len(feed.kept(result.cues)), "duration": round(result.info.duration, 3),
             "video_seconds": round(stats.video_seconds, 3), "wall_seconds": round(stats.wall_seconds, 3),
             "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings}
@@ -420,23 +452,24 @@ class BatchRunner:
         if isinstance(translation, str):  # the translator failed: the extracted cues are written, no translation
             fields.update(status="partial", error=translation)
         elif translation is not None:
-            fields["outputs"].append(self._relative(self.options.translation_output(job.output)))
+            fields["outputs"] = list(outputs.written)
             fields["translation"] = translation
+        fields["digests"] = outputs.written
+        if outputs.edited:
+            fields["edited"] = outputs.edited
         if self.options.watchlist is not None:
             fields["flagged"] = sum(1 for cue in result.cues if self.options.watchlist.matches(cue.text))
         return fields
 
-    def _write(self, job: Job, feed: CueFeed, result: ExtractionResult) -> None:
+    def _write(self, job: Job, feed: CueFeed, result: ExtractionResult, outputs: "_Outputs") -> None:
         if self.options.fmt == "jsonl":
             text = feed.render(result.cues)
         else:
             text = render(feed.kept(result.cues), self.options.fmt, json_metadata(job.video, self.options.lang, result))
-        job.output.parent.mkdir(parents=True, exist_ok=True)
-        check_replaceable(str(job.output), [job.video])
-        _sweep_temporaries(job.output)
-        write_text(str(job.output), text)
+        outputs.place(job.output, text)
 
-    def _translate(self, job: Job, feed: CueFeed, result: ExtractionResult) -> dict[str, Any] | str:
+    def _translate(self, job: Job, feed: CueFeed, result: ExtractionResult,
+                   outputs: "_Outputs") -> dict[str, Any] | str:
         """Write the video's translation (or bilingual file) beside its output; the translation's
         statistics, or the error message when the translator failed."""
         from subextract.translate import source_language, translate_cues
@@ -447,11 +480,9 @@ class BatchRunner:
                                          self.options.translate)
         except SubextractError as exc:
             return f"translation failed: {exc}"
-        output = self.options.translation_output(job.output)
-        check_replaceable(str(output), [job.video])
-        _sweep_temporaries(output)
         metadata = {**json_metadata(job.video, self.options.lang, result), "translation": translation.summary}
-        write_text(str(output), render(translation.cues(self.options.bilingual), self.options.fmt, metadata))
+        outputs.place(self.options.translation_output(job.output),
+                      render(translation.cues(self.options.bilingual), self.options.fmt, metadata))
         return translation.summary
 
     def _check_stop(self, _done: float, _total: float | None, _segments: int) -> None:
@@ -468,6 +499,8 @@ class BatchRunner:
             cues = f"{record['cues']} cue{'' if record['cues'] == 1 else 's'}"
             detail = f"{cues}, {record['wall_seconds']:.1f} s ({record['realtime_factor']:.1f}x)"
             detail += f"; {_problem(record)}" if record["status"] == "partial" else ""
+            if record.get("edited"):
+                detail += f"; {', '.join(record['edited'])} changed since written: kept, new result beside it"
         else:
             detail = _problem(record)
         self._say(f"subextract batch: [{len(self.results)}/{len(self.tasks)}] {record['status']:<8}"
@@ -476,6 +509,47 @@ class BatchRunner:
     def _say(self, text: str) -> None:
         with self._print_lock:
             print(text, file=sys.stderr, flush=True)
+
+
+def edited_name(output: Path) -> Path:
+    """Where a new result goes when ``output`` was changed since it was written: ``NAME.new.EXT``."""
+    return output.with_name(f"{output.stem}.new{output.suffix}")
+
+
+class _Outputs:
+    """One video's outputs: written where they belong, unless the file there changed since this
+    tool wrote it (proofread, replaced): then it is kept and the result goes beside it as
+    ``NAME.new.EXT`` (``--overwrite-edited`` replaces it). Each write is recorded in the manifest
+    with its digest just before the rename, so a killed run still knows its own files."""
+
+    def __init__(self, task: Task, options: Options, record: Any) -> None:
+        self._video = task.job.video
+        self._options = options
+        self._known = recorded_digests(task.previous)
+        self._record = record
+        self.written: dict[str, str] = {}  # output relative to DIR → SHA-256 of what was written
+        self.edited: dict[str, str] = {}  # output kept because it changed → SHA-256 of its content now
+
+    def place(self, output: Path, text: str) -> Path:
+        relative = self._relative(output)
+        current = file_digest(output)
+        target = output
+        if current is not None and not self._options.overwrite_edited and current not in self._known.get(relative, ()):
+            self.edited[relative] = current
+            target = edited_name(output)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        check_replaceable(str(target), [self._video])
+        _sweep_temporaries(target)
+        data = text.encode("utf-8")
+        self.written[self._relative(target)] = hashlib.sha256(data).hexdigest()
+        previous = file_digest(target)
+        self._record({"status": "writing", "digests": dict(self.written), "edited": dict(self.edited),
+                      "replacing": {self._relative(target): previous} if previous else {}})
+        write_text(str(target), text)
+        return target
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self._options.out_dir).as_posix()
 
 
 @contextmanager
@@ -520,7 +594,10 @@ def summary_table(jobs: Sequence[Job], tasks: Sequence[Task], results: dict[str,
              if processed and wall > 0 else "no video processed")
     rows.append(f"  {video_seconds / 3600:.3f} h of video in {_duration(wall)} wall: {speed}")
     failures = [f"  {video}: {_problem(results[video])}" for video, s in status_of.items() if s in FAILED]
-    return "\n".join(["subextract batch: summary", *rows, *(["failed or partial:", *failures] if failures else [])])
+    edited = [f"  {name} (new result: {edited_name(Path(name)).as_posix()})"
+              for record in results.values() for name in record.get("edited") or {}]
+    return "\n".join(["subextract batch: summary", *rows, *(["failed or partial:", *failures] if failures else []),
+                      *(["changed since written, kept (--overwrite-edited replaces them):", *edited] if edited else [])])
 
 
 def _problem(record: dict[str, Any]) -> str:
@@ -566,6 +643,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
     add_config_option(parser)
     parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
+    parser.add_argument("--overwrite-edited", action="store_true",
+                        help="replace outputs that changed since they were written (by default they are kept and "
+                             "the new result goes beside them as NAME.new.EXT)")
     parser.add_argument("--hash", action="store_true",
                         help="know unchanged inputs by content (SHA-256) rather than size and modification time")
     parser.add_argument("--feed", metavar="PATH|-",
@@ -607,7 +687,7 @@ def main(argv: Sequence[str]) -> int:
                       start=args.start, end=args.end, jobs=args.jobs, use_hash=args.hash,
                       retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
                       feed=feed, quiet=args.quiet, translate=args.translate, bilingual=args.bilingual,
-                      translator=translator)
+                      translator=translator, overwrite_edited=args.overwrite_edited)
     try:
         return run_batch(jobs, options)
     finally:

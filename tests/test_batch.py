@@ -5,6 +5,7 @@ and run again: the outputs must match an uninterrupted run byte for byte."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -321,3 +322,40 @@ def test_killed_or_interrupted_then_rerun_gives_the_same_outputs(sig, broken_run
     assert f"3 videos, {3 - len(finished)} to do, {len(finished)} skipped" in rerun.stderr
     assert {r["status"] for r in manifest_of(out).values()} == {"done"}
     assert_same_outputs(out, reference)
+
+
+# --------------------------------------------------------------------------------------------
+# Outputs edited since they were written are never overwritten
+# --------------------------------------------------------------------------------------------
+
+def test_an_edited_output_is_kept_and_the_new_result_goes_beside_it(tmp_path):
+    videos, out = tmp_path / "videos", tmp_path / "out"
+    videos.mkdir()
+    shutil.copy(SAMPLES / "zh_bottom.mp4", videos / "v1.mp4")
+    common = (str(videos), "--out", str(out), "--end", "3", "--region", "bottom")
+    first = run_batch(*common)
+    assert first.returncode == 0, first.stderr
+    srt = out / "v1.srt"
+    written = srt.read_text(encoding="utf-8")
+    record = manifest_of(out)["v1.mp4"]
+    assert record["digests"] == {"v1.srt": hashlib.sha256(written.encode()).hexdigest()}
+    with open(srt, "a", encoding="utf-8") as handle:
+        handle.write("EDIT\n")  # proofread by hand
+
+    # the same command: the output changed, so the video is redone, beside it
+    again = run_batch(*common)
+    assert again.returncode == 0, again.stderr
+    assert srt.read_text(encoding="utf-8") == written + "EDIT\n"
+    assert (out / "v1.new.srt").read_text(encoding="utf-8") == written
+    record = manifest_of(out)["v1.mp4"]
+    assert record["outputs"] == ["v1.new.srt"] and list(record["edited"]) == ["v1.srt"]
+    assert "changed since written, kept" in again.stderr and "v1.new.srt" in again.stderr
+
+    # nothing changed since: skipped; other settings: still not overwritten
+    assert "0 to do" in run_batch(*common).stderr
+    other = run_batch(*common, "--config", "fast")
+    assert other.returncode == 0 and srt.read_text(encoding="utf-8") == written + "EDIT\n"
+
+    # unless asked to
+    forced = run_batch(*common, "--overwrite-edited")
+    assert forced.returncode == 0 and srt.read_text(encoding="utf-8") == written
