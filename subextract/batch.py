@@ -156,18 +156,27 @@ class Manifest:
         self._lock = threading.Lock()
         self._fd: int | None = None
 
-    def load(self) -> None:
+    def load(self) -> list[int]:
+        """Read the records; the numbers of the lines that are not one (a run killed in the
+        middle of a write, a damaged disk) are returned and those lines skipped."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            data = self.path.read_bytes()
         except FileNotFoundError:
-            return
-        for line in text.splitlines():
+            return []
+        except OSError as exc:
+            raise SubextractError(f"{self.path}: cannot read the manifest ({exc.strerror})") from None
+        skipped = []
+        for number, line in enumerate(data.splitlines(), 1):
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the last line of a killed run may be cut short
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                skipped.append(number)
+                continue
             if isinstance(record, dict) and isinstance(record.get("video"), str):
                 self.records[record["video"]] = record
+            else:
+                skipped.append(number)
+        return skipped
 
     def append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
@@ -189,7 +198,11 @@ class Manifest:
 @contextmanager
 def exclusive(out_dir: Path) -> Iterator[None]:
     """One batch at a time per output folder: two would redo each other's videos."""
-    with open(out_dir / ".batch.lock", "w") as handle:
+    try:
+        handle = open(out_dir / ".batch.lock", "w")
+    except OSError as exc:
+        raise SubextractError(f"{out_dir}: cannot write to the output folder ({exc.strerror})") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -435,6 +448,8 @@ class BatchRunner:
             translation = (self._translate(job, feed, result, outputs) if self.options.translator is not None
                            else None)
         except Exception as exc:  # noqa: BLE001 - any failure is this video's, recorded, never the batch's
+            if self.options.feed is not None and self.options.feed.error is not None:
+                self.stop.set()  # the feed is the batch's: stop, the videos left are redone next time
             if self.stop.is_set():
                 return {"status": "interrupted"}
             message = str(exc) if isinstance(exc, SubextractError) else f"{type(exc).__name__}: {exc}"
@@ -676,6 +691,8 @@ def main(argv: Sequence[str]) -> int:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SubextractError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise SubextractError(f"{out_dir}: the output folder is not writable")
     watchlist = watchlist_option(args.watchlist, args.only_flagged)
     jobs = discover(args.inputs, out_dir, args.lang, args.format)
     if not jobs:
@@ -700,7 +717,11 @@ def run_batch(jobs: Sequence[Job], options: Options) -> int:
     key = options.settings_key()
     with exclusive(options.out_dir):
         manifest = Manifest(options.out_dir / MANIFEST)
-        manifest.load()
+        skipped = manifest.load()
+        if skipped:
+            print(f"subextract batch: warning: {manifest.path}: line{'s' if len(skipped) > 1 else ''} "
+                  f"{', '.join(map(str, skipped[:10]))} not readable (cut short or damaged), skipped; the videos "
+                  "they were about are redone", file=sys.stderr)
         tasks = plan(jobs, manifest, key, options)
         if not options.quiet:
             print(f"subextract batch: {len(jobs)} video{'' if len(jobs) == 1 else 's'}, {len(tasks)} to do, "
@@ -713,6 +734,9 @@ def run_batch(jobs: Sequence[Job], options: Options) -> int:
             manifest.compact()
             if options.feed is not None:
                 options.feed.close()
+    if options.feed is not None and options.feed.error is not None:
+        raise SubextractError(f"--feed {options.feed.error}; stopped (the videos done are kept, a re-run does "
+                              "the rest)")
     if not options.quiet:
         print(summary_table(jobs, tasks, runner.results, time.perf_counter() - began), file=sys.stderr)
     return exit_code(runner.results, runner.stop.is_set())

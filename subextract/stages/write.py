@@ -100,6 +100,15 @@ def render(cues: Sequence[Cue], fmt: str, metadata: dict | None = None) -> str:
     raise SubextractError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
 
 
+def silence_stdout() -> None:
+    """After a failed write to stdout (a full disk, a closed pipe), later writes and the flush at
+    exit go nowhere instead of failing again with a traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (a test's buffer): nothing to redirect
+        pass
+
+
 def check_writable(path: str, force: bool, inputs: Sequence[str] = ()) -> None:
     """Fail before hours of work, not after: the output must be new (or forced) and its folder
     writable, and never one of ``inputs`` or a file this tool could not have written."""
@@ -169,8 +178,13 @@ def _is_special(target: Path) -> bool:
 def write_text(path: str, text: str) -> None:
     """Write next to the target and rename, so a reader never sees a half-written file."""
     if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as exc:
+            silence_stdout()
+            reason = "the reader closed the pipe" if isinstance(exc, BrokenPipeError) else f"cannot write ({exc.strerror})"
+            raise SubextractError(f"stdout: {reason}") from None
         return
     target = Path(path)
     if _is_special(target):
