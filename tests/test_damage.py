@@ -134,3 +134,18 @@ def test_an_undamaged_copy_stays_clean(tmp_path):
     assert code == 0, stderr
     document = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
     assert document["damaged"] == [] and "damaged" not in document["cues"][0]
+
+
+# --------------------------------------------------------------------------------------------
+# --end T: what shows at T ends at T, with or without --fps
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("options", [["--end", "6"], ["--end", "6", "--fps", "5"], ["--end", "6.01"],
+                                     ["--end", "6.01", "--fps", "3"]], ids=["native", "fps5", "native-off-grid",
+                                                                            "fps3-off-grid"])
+def test_the_last_cue_ends_at_the_range_end(tmp_path, options):
+    out = tmp_path / "x.srt"
+    code, _, err = run_cli(SAMPLES / "en_two_line.mp4", "-o", out, "-q", "--region", "bottom", *options)
+    assert code == 0, err
+    last = pysrt.open(str(out))[-1]  # "Don't tell any big lies today." shows from 4.64 s to 8.56 s
+    assert last.start.ordinal == 4640 and last.end.ordinal == round(float(options[1]) * 1000), last

@@ -265,6 +265,10 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
                 progress(frame.pts - start, total, len(segments))
         step = 1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration
         end_pts = last_pts + step if report.frames else start
+        if end is not None and report.frames and last_pts + 1.0 >= end:
+            # Decoding reached --end: what shows at the last frame shows until the range ends, not
+            # one (sampling) step after it, wherever the samples fell.
+            end_pts = end
         for segmenter in segmenters:
             for segment in segmenter.finish(end_pts):
                 accept(segment)
@@ -285,6 +289,9 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         refined = refine_boundaries([segment for segment, _ in segments], decode_range, info.frame_duration,
                                     settings.segment)
         segments = [(segment, key) for segment, (_, key) in zip(refined, segments)]
+    if end is not None:  # a re-decode at native rate may see the frame at --end itself: nothing lasts past it
+        segments = [(replace(segment, end=min(segment.end, end)) if segment.end > end else segment, key)
+                    for segment, key in segments]
     warnings, complete = ([], False) if worker.error is not None else _decode_warnings(report, info, start, end,
                                                                                         last_pts)
     stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
