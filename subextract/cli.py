@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import math
 import sys
+import time
 from pathlib import Path
 
 from subextract.config import Settings, TranslateSettings, load_settings, preset_names
@@ -232,30 +233,61 @@ def default_output(video: str, lang: str, fmt: str) -> str:
     return str(stem.with_suffix("")) + suffix
 
 
-class _ProgressBar:
-    """A tqdm bar on a terminal: seconds of video decoded, segments found, ETA."""
+_BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s video [{elapsed}<{remaining}{postfix}]"
+_COUNTER_FORMAT = "{desc}: {n:.1f} s video [{elapsed}{postfix}]"
 
-    def __init__(self, enabled: bool) -> None:
+
+class _ProgressBar:
+    """A tqdm bar on a terminal: what the run is doing, seconds of video decoded, segments found,
+    ETA. Redrawn at most every ``interval`` seconds: a redraw per frame writes ~4 KB a second."""
+
+    def __init__(self, enabled: bool, file=None, interval: float = 0.25) -> None:
         self._bar = None
         self._enabled = enabled
+        self._file = file
+        self._interval = interval
+        self._drawn = 0.0
+        self._stage = ""
+
+    def stage(self, name: str) -> None:
+        """Shown from the start: probing and the pre-scan take seconds before any frame is read."""
+        if not self._enabled:
+            return
+        self._stage = name
+        if self._bar is None:
+            self._open(None)
+        self._bar.set_description_str(name, refresh=False)
+        self._draw(force=True)
 
     def __call__(self, done: float, total: float | None, segments: int) -> None:
         if not self._enabled:
             return
         if self._bar is None:
-            from tqdm import tqdm
-
-            # A live stream has no length: a counter of seconds read instead of a bar with an ETA.
-            bar_format = ("{l_bar}{bar}| {n:.1f}/{total:.1f} s video [{elapsed}<{remaining}{postfix}]" if total
-                          else "{n:.1f} s video [{elapsed}{postfix}]")
-            self._bar = tqdm(total=round(total, 1) if total else None, unit="s", unit_scale=False, file=sys.stderr,
-                             bar_format=bar_format)
+            self._open(total)
+        elif self._bar.total is None and total:  # opened while probing, before the length was known
+            self._bar.total = round(total, 1)
+            self._bar.bar_format = _BAR_FORMAT
         self._bar.n = min(round(done, 1), self._bar.total) if self._bar.total else round(done, 1)
         self._bar.set_postfix_str(f"{segments} segments", refresh=False)
-        self._bar.refresh()
+        self._draw()
+
+    def _open(self, total: float | None) -> None:
+        from tqdm import tqdm
+
+        # A live stream has no length: a counter of seconds read instead of a bar with an ETA.
+        self._bar = tqdm(total=round(total, 1) if total else None, unit="s", unit_scale=False,
+                         file=self._file or sys.stderr, bar_format=_BAR_FORMAT if total else _COUNTER_FORMAT,
+                         desc=self._stage or "reading", mininterval=self._interval)
+
+    def _draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._drawn >= self._interval:
+            self._drawn = now
+            self._bar.refresh()
 
     def close(self) -> None:
         if self._bar is not None:
+            self._bar.refresh()
             self._bar.close()
 
 
@@ -364,7 +396,7 @@ def run_extract(args: argparse.Namespace) -> int:
     sink = FeedSink(output) if args.format == "jsonl" else None
     try:
         result = extract(args.video, settings, lang=args.lang, start=args.start, end=args.end, progress=bar,
-                         on_cue=feed.streaming_to(sink) if sink is not None else None)
+                         on_cue=feed.streaming_to(sink) if sink is not None else None, on_stage=bar.stage)
     finally:
         bar.close()
         if sink is not None:

@@ -35,6 +35,7 @@ from subextract.stages.segment import Segment, Segmenter, mask_difference
 
 # (seconds of video done, seconds to do or None when unknown (a live stream), segments so far)
 ProgressCallback = Callable[[float, float | None, int], None]
+StageCallback = Callable[[str], None]  # what the run is doing now, in words ("probing", ...)
 
 
 @dataclass
@@ -201,14 +202,17 @@ def _engine_future(engine: OcrEngine | None, settings: Settings) -> Future:
 
 def extract(video: str, settings: Settings | None = None, *, lang: str = "all", start: float = 0.0,
             end: float | None = None, engine: OcrEngine | None = None,
-            progress: ProgressCallback | None = None, on_cue: CueCallback | None = None) -> ExtractionResult:
+            progress: ProgressCallback | None = None, on_cue: CueCallback | None = None,
+            on_stage: StageCallback | None = None) -> ExtractionResult:
     """Extract the burned-in subtitles of ``video`` as cues (see ``subextract.cli`` for the options).
 
     ``on_cue`` gets each cue, in the order of the returned list, as soon as it is final (with
     ``--fps``, boundaries are final only after the closing refinement, so at the end)."""
     began = time.perf_counter()
     settings = settings or load_settings()
+    stage = on_stage or (lambda _name: None)
     ready = _engine_future(engine, settings)
+    stage("probing")
     info = probe(video)
     start, end = _checked_range(info, start, end)
 
@@ -218,7 +222,9 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
         return RapidTextDetector.for_engine(ready.result(), settings.region.prescan_det_side, settings.ocr.threads)
 
+    stage("finding the subtitle band" if settings.region.mode == "auto" else "starting")
     bands, static = find_bands(info, settings.region, detector, start, end)
+    stage("reading")
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
@@ -282,6 +288,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     segments = [(segment, key) for segment, key in segments if key in worker.results]
 
     if settings.sample.fps:
+        stage("snapping boundaries")
+
         def decode_range(range_start: float, range_end: float):
             return decode_frames(replace(request, start=range_start, end=range_end, sample_fps=None,
                                         reference_frames_only=False))
