@@ -500,7 +500,8 @@ def run_translate_file(argv: list[str]) -> int:
         named = Path(args.subtitles).with_suffix(f".{fmt}")
         output = language_output(str(named), source, translation_tag(source, args.to, args.bilingual))
     check_writable(output, args.force, [args.subtitles])
-    translator = open_translator(translator_settings(args, load_settings(args.config)), args.glossary)
+    translator = open_translator(translator_settings(args, load_settings(args.config)), args.glossary,
+                                 needed_by="subextract translate")
     try:
         translation = run_translation(translator, cues, source, args.to, args.quiet)
     finally:

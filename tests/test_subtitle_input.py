@@ -55,3 +55,11 @@ def test_the_commands_refuse_it_in_one_line(tmp_path, command):
     assert code == 2 and out == "", err
     assert len(err.splitlines()) == 1 and "line 2: invalid timing" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.zh.srt", "good.srt"]  # nothing written
+
+
+def test_translate_without_a_translator_names_its_own_command(tmp_path):
+    subtitles = tmp_path / "a.zh.srt"
+    subtitles.write_text(GOOD_SRT.replace("Hello", "你好").replace("World", "世界"), encoding="utf-8")
+    code, out, err = run_cli("translate", subtitles, "--to", "en")
+    assert code == 2 and out == ""
+    assert err.startswith("subextract: error: subextract translate needs a translator: ") and "--translate " not in err
