@@ -94,32 +94,79 @@ def _walk_videos(folder: Path) -> Iterator[Path]:
 
 def discover(inputs: Sequence[str], out_dir: Path, lang: str, fmt: str) -> list[Job]:
     """Jobs for files, folders (searched recursively), list files and URLs; a folder's tree is
-    mirrored under ``out_dir``, other inputs land at its top."""
-    found: list[tuple[str, str]] = []  # (video, path of its output relative to out_dir, before naming)
+    mirrored under ``out_dir``, other inputs land at its top.
+
+    Names that would clash are told apart deterministically (the same command line gives the same
+    names): videos of different inputs that meet at one name get one subfolder per input (the
+    folder's name, or the file's folder's), and videos that differ only by their container
+    (``movie.mp4``, ``movie.mkv``) keep it in the name (``movie.mp4.srt``)."""
+    found: list[tuple[str, str, str]] = []  # (video, its path relative to its root, the root: folder or host)
     for item in inputs:
         path = Path(item)
         if is_url(item):
-            found.append((item, _url_name(item)))
+            found.append((item, _url_name(item), _root(item)))
         elif path.is_dir():
-            found.extend((str(video), str(video.relative_to(path))) for video in _walk_videos(path))
+            found.extend((str(video), str(video.relative_to(path)), os.path.realpath(path))
+                         for video in _walk_videos(path))
         elif path.suffix.lower() in LIST_EXTENSIONS and path.is_file():
-            found.extend((entry, _url_name(entry) if is_url(entry) else Path(entry).name)
+            found.extend((entry, _url_name(entry) if is_url(entry) else Path(entry).name, _root(entry))
                          for entry in _list_entries(path))
-        else:
-            found.append((item, path.name))  # checked when its turn comes: a bad file fails alone
-    jobs: dict[str, Job] = {}
-    by_output: dict[Path, str] = {}
-    for video, relative in found:
+        else:  # checked when its turn comes: a bad file fails alone
+            found.append((item, path.name, _root(item)))
+    unique: dict[str, tuple[str, str, str]] = {}
+    for video, relative, root in found:
         key = video if is_url(video) else os.path.realpath(video)
-        if key in jobs:
-            continue  # named twice (a file inside a folder also given): done once
-        output = out_dir / default_output(relative, lang, fmt)
-        if output in by_output:
-            raise SubextractError(f"{by_output[output]} and {video} would both be written to {output}; "
-                                  "give their folders instead, so the output tree keeps them apart")
+        unique.setdefault(key, (video, relative, root))  # named twice (a file inside a folder also given): once
+    entries = list(unique.values())
+    names = [default_output(relative, lang, fmt) for _, relative, _ in entries]
+    if _clashes(names, [root for _, _, root in entries]):
+        folders = _root_folders([root for _, _, root in entries])
+        entries = [(video, f"{folders[root]}/{relative}", root) for video, relative, root in entries]
+        names = [default_output(relative, lang, fmt) for _, relative, _ in entries]
+    clashing = _clashes(names, range(len(names)))
+    names = [_keeping_extension(relative, lang, fmt) if name in clashing else name
+             for (_, relative, _), name in zip(entries, names)]
+    jobs, by_output = [], {}
+    for (video, _, _), name in zip(entries, names):
+        output = out_dir / name
+        if output in by_output:  # only the same file under two spellings could get here
+            raise SubextractError(f"{by_output[output]} and {video} would both be written to {output}")
         by_output[output] = video
-        jobs[key] = Job(video, output)
-    return list(jobs.values())
+        jobs.append(Job(video, output))
+    return jobs
+
+
+def _root(video: str) -> str:
+    """The root of a video given by itself: its folder, or a URL's host."""
+    return f"{urlsplit(video).hostname or 'stream'}" if is_url(video) else os.path.dirname(os.path.realpath(video))
+
+
+def _clashes(names: Sequence[str], owners: Sequence[object]) -> set[str]:
+    """Names given to videos of more than one owner (an input root, or each video by itself)."""
+    seen: dict[str, set[object]] = {}
+    for name, owner in zip(names, owners):
+        seen.setdefault(name, set()).add(owner)
+    return {name for name, who in seen.items() if len(who) > 1}
+
+
+def _root_folders(roots: Sequence[str]) -> dict[str, str]:
+    """Each root's subfolder: its last path component (a host as is), with ``_2``, ``_3``… where
+    two roots share one, in the order given."""
+    folders: dict[str, str] = {}
+    for root in roots:
+        if root not in folders:
+            label = re.sub(r"[^\w.-]+", "_", os.path.basename(root.rstrip("/")) or "root")
+            candidate, n = label, 1
+            while candidate in folders.values():
+                n += 1
+                candidate = f"{label}_{n}"
+            folders[root] = candidate
+    return folders
+
+
+def _keeping_extension(relative: str, lang: str, fmt: str) -> str:
+    """``dir/movie.mp4`` → ``dir/movie.mp4.zh.srt``: the output name of a video that shares its stem."""
+    return default_output(f"{relative}.video", lang, fmt)
 
 
 def input_identity(video: str, use_hash: bool) -> dict[str, Any]:

@@ -67,10 +67,27 @@ def test_list_files_urls_and_duplicates(tmp_path):
         ("rtmp://127.0.0.1:1935/app/key", "127_0_0_1_1935_app_key.jsonl")]
 
 
-def test_two_inputs_for_one_output_are_refused(tmp_path):
+def outputs(jobs, out: Path) -> list[tuple[str, str]]:
+    return [(Path(j.video).name, j.output.relative_to(out).as_posix()) for j in jobs]
+
+
+def test_clashing_names_are_told_apart_deterministically(tmp_path):
+    out = tmp_path / "out"
     a, b = touch(tmp_path / "a" / "x.mp4"), touch(tmp_path / "b" / "x.mp4")
-    with pytest.raises(SubextractError, match="would both be written to"):
-        discover([str(a), str(b)], tmp_path / "out", "all", "srt")
+    touch(tmp_path / "a" / "y.mp4")
+    # two files, or their two folders, with one name: one subfolder per input
+    assert outputs(discover([str(a), str(b)], out, "all", "srt"), out) == [("x.mp4", "a/x.srt"), ("x.mp4", "b/x.srt")]
+    assert outputs(discover([str(tmp_path / "a"), str(tmp_path / "b")], out, "zh", "srt"), out) == [
+        ("x.mp4", "a/x.zh.srt"), ("y.mp4", "a/y.zh.srt"), ("x.mp4", "b/x.zh.srt")]
+    # one container beside another: the extension stays in the name, for both
+    touch(tmp_path / "a" / "x.mkv")
+    assert outputs(discover([str(tmp_path / "a")], out, "all", "srt"), out) == [
+        ("x.mkv", "x.mkv.srt"), ("x.mp4", "x.mp4.srt"), ("y.mp4", "y.srt")]
+    # folders with the same name: numbered
+    c = touch(tmp_path / "c" / "a" / "x.mp4")
+    assert outputs(discover([str(a), str(c)], out, "all", "srt"), out) == [("x.mp4", "a/x.srt"), ("x.mp4", "a_2/x.srt")]
+    # no clash: names as before
+    assert outputs(discover([str(a)], out, "all", "srt"), out) == [("x.mp4", "x.srt")]
 
 
 # --------------------------------------------------------------------------------------------
