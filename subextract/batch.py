@@ -516,6 +516,9 @@ class BatchRunner:
         elif translation is not None:
             fields["outputs"] = list(outputs.written)
             fields["translation"] = translation
+            if translation["kept_original"]:  # written, but some cues are no translation
+                fields["status"] = "partial"
+                fields["warnings"] = [*fields["warnings"], f"{translation['kept_original']} cues left untranslated"]
         fields["digests"] = outputs.written
         if outputs.edited:
             fields["edited"] = outputs.edited

@@ -362,7 +362,8 @@ def run_translation(translator, cues, source: str, target: str, quiet: bool):
     if not quiet:
         t = translation.result.stats
         print(f"subextract: translated {t.cues} cues {source}→{target} | {t.requests} requests, {t.retries} retried, "
-              f"{t.splits} batches split, {t.single} cues alone, {t.kept_original} kept original | "
+              f"{t.splits} batches split, {t.single} cues alone, {t.kept_original} untranslated"
+              f"{f' ({t.untranslated_reasons()})' if t.kept_original else ''} | "
               f"{t.seconds:.1f} s", file=sys.stderr)
     return translation
 
@@ -456,7 +457,7 @@ def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: d
         where = "stdout" if translation_output == "-" else translation_output
         print(f"subextract: {len(chosen)} {'bilingual' if args.bilingual else 'translated'} cues → {where}",
               file=sys.stderr)
-    return 0
+    return 3 if translation.result.stats.kept_original else 0  # cues left untranslated: not a whole translation
 
 
 def run_translate_file(argv: list[str]) -> int:
@@ -510,7 +511,7 @@ def run_translate_file(argv: list[str]) -> int:
     write_text(output, render(chosen, fmt, {"subtitles": args.subtitles, "translation": translation.summary}))
     if not args.quiet:
         print(f"subextract: {len(chosen)} cues → {'stdout' if output == '-' else output}", file=sys.stderr)
-    return 0
+    return 3 if translation.result.stats.kept_original else 0  # cues left untranslated: not a whole translation
 
 
 def main(argv: list[str] | None = None) -> int:
