@@ -499,8 +499,10 @@ class BatchRunner:
                 self.stop.set()  # the feed is the batch's: stop, the videos left are redone next time
             if self.stop.is_set():
                 return {"status": "interrupted"}
-            message = str(exc) if isinstance(exc, SubextractError) else f"{type(exc).__name__}: {exc}"
-            return {"status": "failed", "error": message, "wall_seconds": round(time.perf_counter() - began, 3)}
+            fields = {"status": "failed", "error": str(exc), "wall_seconds": round(time.perf_counter() - began, 3)}
+            if not isinstance(exc, SubextractError):  # not a failure explained to the user: a defect to report
+                fields.update(error=f"{type(exc).__name__}: {exc}", bug=type(exc).__name__)
+            return fields
         stats = result.stats
         fields: dict[str, Any] = {
             "status": "done" if result.complete else "partial", "outputs": list(outputs.written),

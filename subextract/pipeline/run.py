@@ -360,7 +360,10 @@ def _decode_warnings(report: DecodeReport, info: VideoInfo, start: float, end: f
     if report.frames == 0:
         detail = f": {report.errors[-1]}" if report.errors else ""
         raise SubextractError(f"{info.path}: no frame could be decoded{detail}")
-    stopped_early = bool(expected_end) and last_pts + 1.0 < expected_end
+    # A cut file's demuxer says so; without that, the last frame more than a second before the
+    # stated end (a container's duration may include a slightly longer audio track).
+    stopped_early = bool(expected_end) and (last_pts + 1.0 < expected_end or
+                                            (report.ended_early and last_pts + 2 * info.frame_duration < expected_end))
     if report.returncode not in (0, None) or stopped_early:
         detail = f" ({report.errors[-1]})" if report.errors else ""
         return [f"decoding stopped at {last_pts:.2f} s of {expected_end:.2f} s: the file looks truncated or "

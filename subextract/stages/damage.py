@@ -1,11 +1,13 @@
 """Where a decode was damaged: FFmpeg's decode errors and the frames it dropped, per time span.
 
 FFmpeg conceals decode errors and exits 0, so a damaged file silently yields wrong pictures and
-missing frames. Its error lines carry no time, but they arrive on stderr between the frames
-``showinfo`` reports, so an error belongs just after the last frame reported before it (frame
-threading delays a frame's output by a few frames, which the span's start keeps: it is the last
-good frame seen). A concealed error lives on in every frame predicted from the damaged one,
-until the next keyframe, where the span ends. Errors whose spans overlap make one span.
+missing frames. Its error lines carry no time, but they arrive on stderr among the frames
+``showinfo`` reports. A decoder logs an error before the damaged frame leaves it, and frame
+threading and the queue to the filters delay that frame by up to a few dozen frames, so the
+damage starts after the last frame reported before the error, and may reach any frame reported
+up to ``LATENCY_FRAMES`` after the last error. A concealed error lives on in every frame predicted
+from a damaged one until the next keyframe: the span ends at the first keyframe reported after
+that latency. Errors whose spans overlap make one span.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+
+LATENCY_FRAMES = 24  # frames the decoder's threads and queues may hold between an error line and its frame
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,10 @@ class DamagedSpan:
 class DamageTracker:
     """Fed frames and error lines in stderr order by the decode's stderr reader."""
 
-    def __init__(self, range_start: float, frame_duration: float) -> None:
+    def __init__(self, range_start: float, frame_duration: float, latency_frames: int = LATENCY_FRAMES) -> None:
         self._range_start = range_start
+        self._latency = latency_frames
+        self._since_error = 0  # frames reported since the open span's last error
         self._frame_duration = frame_duration
         self._last_pts: float | None = None
         self._open: list | None = None  # [start, error count, first error] of the span still open
@@ -46,7 +53,8 @@ class DamageTracker:
     def frame(self, pts: float, keyframe: bool) -> None:
         if self._open is not None:
             self._frames_in_open.append(pts)
-            if keyframe:
+            self._since_error += 1
+            if keyframe and self._since_error > self._latency:
                 self._close(pts)
         self._last_pts = pts
 
@@ -56,6 +64,7 @@ class DamageTracker:
             self._open = [start, 0, _without_context(line)]
             self._frames_in_open = [start]
         self._open[1] += 1
+        self._since_error = 0
 
     def finish(self, end: float | None = None) -> list[DamagedSpan]:
         """Close an open span at ``end`` (default: one frame after the last frame decoded)."""

@@ -71,24 +71,34 @@ class DecodeReport:
     errors: list[str] | None = None
     damaged: list[DamagedSpan] = field(default_factory=list)  # where FFmpeg reported decode errors
     refused: list[str] = field(default_factory=list)  # requests of a network input the vetting proxy refused
+    ended_early: bool = False  # the demuxer said the input ended before it should have (a cut file)
 
 
 # The integer PTS and the time base, not the printed pts_time: FFmpeg before 7 prints that with
 # six significant digits (1234.567 s → 1234.57) and small values in exponent notation.
 _TIME_BASE = re.compile(r"Parsed_showinfo.*? config in time_base: (\d+)/(\d+)")
 _PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)(?:.*? (?:is)?key:(\d))?")
-_ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing")
+# "verbose" is the level at which demuxers report the damage they skip over ("Element ... exceeds
+# containing master element", "Unknown entry"); the decoder then conceals nothing, since the
+# frames it lost never reached it, and the pictures that follow are wrong without an error.
+_ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing", "exceeds", "unknown entry",
+                "mismatch", "resync", "overread", "out of range", "non-existing", "damaged", "broken")
 # How an input ends early (a cut file, a dropped connection): FFmpeg stops reading there, so it is
 # the end of what was decoded (see the pipeline's truncation warning), not a damaged span.
-_END_OF_INPUT = re.compile(r"Error during demuxing|Input/output error|Stream ends prematurely|partial file",
-                           re.IGNORECASE)
+_END_OF_INPUT = re.compile(r"Error during demuxing|Input/output error|Stream ends prematurely|partial file|"
+                           r"File ended prematurely", re.IGNORECASE)
+# The closing summary: counts ("0 decode errors"), the input's name (which may hold any word), the
+# error rate of errors already counted.
+_STATISTICS = re.compile(r"packets read|decode errors;|frames decoded|(?:Input|Output) (?:file|stream) #|Total:|"
+                         r"Decode error rate")
 
 
 def is_error_line(line: str) -> bool:
     """An FFmpeg complaint about the input: a component's log line (``[h264 @ 0x…]``) with an
     error word. Unprefixed lines are the input's description, whose metadata (a title) may hold
     any word."""
-    return line.startswith("[") and any(word in line.lower() for word in _ERROR_WORDS)
+    return (line.startswith("[") and any(word in line.lower() for word in _ERROR_WORDS)
+            and _STATISTICS.search(line) is None)
 
 
 def scaled_size(band: Band, scale: float) -> tuple[int, int]:
@@ -148,11 +158,11 @@ def _input_options(request: DecodeRequest, proxy: str | None) -> dict:
 def build_command(request: DecodeRequest, proxy: str | None = None) -> list[str]:
     """``proxy``: the vetting proxy an HTTP(S) input's requests go through (``netguard``)."""
     out = _filter_graph(request, proxy).output("pipe:", format="rawvideo", pix_fmt="gray", fps_mode="passthrough")
-    return out.global_args("-nostdin", "-hide_banner", "-loglevel", "info").compile(cmd=ffmpeg_exe())
+    return out.global_args("-nostdin", "-hide_banner", "-loglevel", "verbose").compile(cmd=ffmpeg_exe())
 
 
 def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque, damage: DamageTracker,
-                  start: float) -> None:
+                  start: float, report: DecodeReport) -> None:
     time_base = Fraction(1, 1)
     for raw in stream:
         line = raw.decode("utf-8", "replace")
@@ -162,10 +172,12 @@ def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque,
             pts_queue.put(pts)
         elif (match := _TIME_BASE.search(line)) is not None and int(match.group(2)):
             time_base = Fraction(int(match.group(1)), int(match.group(2)))
+        elif line.startswith("[") and _END_OF_INPUT.search(line) is not None:
+            errors.append(line.strip())
+            report.ended_early = True
         elif is_error_line(line.strip()):
             errors.append(line.strip())
-            if _END_OF_INPUT.search(line) is None:
-                damage.error(line)
+            damage.error(line)
     pts_queue.put(None)
 
 
@@ -186,7 +198,7 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
     process = subprocess.Popen(build_command(request, guard.url if guard else None), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4,
                                start_new_session=True, env=ffmpeg_environment())
-    reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors, damage, request.start),
+    reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors, damage, request.start, report),
                               daemon=True)
     reader.start()
     try:
