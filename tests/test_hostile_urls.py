@@ -102,22 +102,27 @@ def allow_only(server: Server) -> list[str]:
 # Refused
 # --------------------------------------------------------------------------------------------
 
-def test_the_url_itself_on_loopback_is_refused_without_the_opt_in(servers, tmp_path):
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_the_url_itself_on_loopback_is_refused_without_the_opt_in(servers, tmp_path, host):
     public, _ = servers
-    code, out, err = run_cli(f"{public.url}/index.m3u8", "-o", tmp_path / "x.srt", "-q")
+    code, out, err = run_cli(f"http://{host}:{public.port}/index.m3u8", "-o", tmp_path / "x.srt", "-q")
     assert_one_error_line(code, out, err, "loopback address", "--allow-private-network")
     assert public.requests == []
     assert not (tmp_path / "x.srt").exists()
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "[::1]", "[::ffff:127.0.0.1]"])
-def test_a_segment_on_an_internal_address_is_never_requested(servers, hls, host, tmp_path):
+@pytest.mark.parametrize("scheme, host", [("http", "127.0.0.1"), ("http", "localhost"), ("http", "[::1]"),
+                                          ("http", "[::ffff:127.0.0.1]"), ("https", "127.0.0.1")])
+def test_a_segment_on_an_internal_address_is_never_requested(servers, hls, scheme, host, tmp_path):
+    """https goes through the proxy by CONNECT: refused there before any byte reaches the host."""
     public, internal = servers
-    name = playlist_pointing_at(hls, "evil.m3u8", lambda seg: f"http://{host}:{internal.port}/admin/delete_all.ts")
+    name = playlist_pointing_at(hls, "evil.m3u8",
+                                lambda seg: f"{scheme}://{host}:{internal.port}/admin/delete_all.ts")
     code, out, err = run_cli(f"{public.url}/{name}", "-o", tmp_path / "x.srt", "-q", *allow_only(public))
     line = refused_line(err)
     assert code == 2 and out == ""
-    assert "may not reach" in line and "/admin/delete_all.ts" in line and "address" in line
+    assert "may not reach" in line and "address" in line
+    assert ("/admin/delete_all.ts" if scheme == "http" else f":{internal.port}") in line
     assert internal.requests == []
     assert public.requests == [f"/{name}"]
 
