@@ -68,7 +68,8 @@ class NetworkPolicy:
         for address in addresses:
             reason = self.refusal(address, port)
             if reason is not None:
-                raise SubextractError(f"{host} is a {reason} ({_plain(address)}); network inputs may only reach "
+                resolved = "" if host.strip("[]") == str(address) else f" ({_plain(address)})"
+                raise SubextractError(f"{host} is a {reason}{resolved}; network inputs may only reach "
                                       "public addresses (--allow-private-network to allow it)")
         return addresses
 
@@ -186,14 +187,13 @@ class _Handler(socketserver.BaseRequestHandler):
 
     def _relay(self, client: socket.socket, host: str, port: int | None, what: str, request: bytes | None,
                rest: bytes) -> None:
-        log_ = self.server.log
         if port is None:
             _answer(client, 400, "Bad Request")
             return
         try:
             addresses = self.server.policy.vet(host, port)
         except SubextractError as exc:
-            log_.refuse(f"{what} ({str(exc).split(';')[0]})")
+            self.server.log.refuse(f"{what} ({str(exc).split(';')[0]})")
             _answer(client, 403, "Forbidden")
             return
         try:

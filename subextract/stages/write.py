@@ -148,7 +148,7 @@ def _same_file(target: Path, source: str) -> bool:
         return False
 
 
-SUBTITLE_EXTENSIONS = (".srt", ".vtt", ".json", ".jsonl", ".ass", ".ssa", ".txt")
+SUBTITLE_EXTENSIONS = tuple(f".{fmt}" for fmt in FORMATS)  # what this tool writes
 
 
 def _is_subtitle_text(path: Path) -> bool:
