@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -589,7 +589,7 @@ class _Outputs:
     ``NAME.new.EXT`` (``--overwrite-edited`` replaces it). Each write is recorded in the manifest
     with its digest just before the rename, so a killed run still knows its own files."""
 
-    def __init__(self, task: Task, options: Options, record: Any) -> None:
+    def __init__(self, task: Task, options: Options, record: Callable[[dict[str, Any]], None]) -> None:
         self._video = task.job.video
         self._options = options
         self._known = recorded_digests(task.previous)
