@@ -100,7 +100,7 @@ class OcrSettings:
 
 @dataclass(frozen=True)
 class AlignSettings:
-    merge_similarity: Annotated[float, Meta(ge=0, le=100)]
+    merge_similarity: NonNegative  # 0-100; above 100 nothing merges
     merge_gap: NonNegative
     min_duration: NonNegative
 
