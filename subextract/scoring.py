@@ -74,18 +74,60 @@ def load_cues(path: str | os.PathLike[str]) -> list[TimedText]:
         # With ERROR_RAISE pysrt puts the 0-based index of the blank line closing the bad
         # block first: that is the 1-based number of the block's last line.
         raise CueFileError(f"{path}: invalid SRT block ending at line {err.args[0]}") from err
-    except _VttSyntaxError as err:
+    except (_VttSyntaxError, _TimingError) as err:
         raise CueFileError(f"{path}: {err}") from err
 
 
 def _load_srt(path: Path) -> list[TimedText]:
+    text = path.read_text(encoding="utf-8-sig")
+    _check_srt_timings(text)
     # ERROR_RAISE: pysrt's default silently skips malformed blocks, which would score a
     # broken file as if cues were merely missed.
-    items = pysrt.open(str(path), error_handling=pysrt.ERROR_RAISE)
+    items = pysrt.from_string(text, error_handling=pysrt.ERROR_RAISE)
     return [
         TimedText(item.start.ordinal / 1000, item.end.ordinal / 1000, strip_markup(item.text))
         for item in items
     ]
+
+
+# pysrt reads any digits it finds: "00:00:0X,500" as 0.5 s, "00:00:61,000" as 61 s, an end
+# before the start as given. Each block's timing line is checked strictly first.
+_SRT_TIME = r"(\d+):(\d{2}):(\d{2})[,.](\d{3})"
+_SRT_TIMING = re.compile(rf"^\s*{_SRT_TIME}\s+-->\s+{_SRT_TIME}(?:\s+.*)?$")
+
+
+def _check_srt_timings(text: str) -> None:
+    lines = text.splitlines()
+    number = 0
+    while number < len(lines):
+        if not lines[number].strip():
+            number += 1
+            continue
+        # A block: its cue number, then its timing line (some writers leave the number out).
+        timing = number + 1 if "-->" not in lines[number] and number + 1 < len(lines) else number
+        if "-->" in lines[timing]:  # a block without one is no cue at all: pysrt says so
+            _check_timing(lines[timing], timing + 1, _SRT_TIMING, "HH:MM:SS,mmm --> HH:MM:SS,mmm")
+        number = timing + 1
+        while number < len(lines) and lines[number].strip():
+            number += 1
+
+
+def _check_timing(line: str, number: int, pattern: re.Pattern[str], form: str) -> None:
+    """A cue's timing line, strictly: the form, minutes and seconds below 60, end not before start."""
+    match = pattern.match(line)
+    if match is None:
+        raise _TimingError(f"line {number}: invalid timing {line.strip()!r} (expected {form})")
+    groups = [int(group) if group else 0 for group in match.groups()]
+    half = len(groups) // 2
+    if any(part >= 60 for part in (*groups[1:3], *groups[half + 1:half + 3])):
+        raise _TimingError(f"line {number}: minutes and seconds must be below 60 in {line.strip()!r}")
+    start, end = (sum(g * f for g, f in zip(groups[i:i + half], (3_600_000, 60_000, 1000, 1))) for i in (0, half))
+    if end < start:
+        raise _TimingError(f"line {number}: the cue ends before it starts ({line.strip()!r})")
+
+
+class _TimingError(ValueError):
+    """A timing line that is malformed or impossible; the message names its line."""
 
 
 # pysrt cannot read WebVTT (header, optional cue ids, "." before milliseconds, optional
@@ -95,6 +137,8 @@ _VTT_TIMING = re.compile(
     r"^\s*((?:\d+:)?\d{2}:\d{2}\.\d{3})\s+-->\s+((?:\d+:)?\d{2}:\d{2}\.\d{3})(?:\s.*)?$"
 )
 _VTT_SKIPPED_BLOCKS = ("NOTE", "STYLE", "REGION")
+_VTT_TIME = r"(?:(\d+):)?(\d{2}):(\d{2})\.(\d{3})"
+_VTT_STRICT = re.compile(rf"^\s*{_VTT_TIME}\s+-->\s+{_VTT_TIME}(?:\s.*)?$")
 
 
 def _parse_vtt(text: str) -> list[TimedText]:
@@ -129,6 +173,7 @@ def _parse_vtt_cue(first_line: int, block: list[str]) -> TimedText:
     match = _VTT_TIMING.match(block[timing_index]) if timing_index < len(block) else None
     if match is None:
         raise _VttSyntaxError(f"invalid WebVTT cue at line {first_line}")
+    _check_timing(block[timing_index], first_line + timing_index, _VTT_STRICT, "[HH:]MM:SS.mmm --> [HH:]MM:SS.mmm")
     # Unescape after stripping tags so that an escaped "&lt;i&gt;" stays text.
     body = html.unescape(strip_markup("\n".join(block[timing_index + 1 :])))
     return TimedText(_vtt_seconds(match[1]), _vtt_seconds(match[2]), body)

@@ -5,8 +5,10 @@ and run again: the outputs must match an uninterrupted run byte for byte."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -65,10 +67,27 @@ def test_list_files_urls_and_duplicates(tmp_path):
         ("rtmp://127.0.0.1:1935/app/key", "127_0_0_1_1935_app_key.jsonl")]
 
 
-def test_two_inputs_for_one_output_are_refused(tmp_path):
+def outputs(jobs, out: Path) -> list[tuple[str, str]]:
+    return [(Path(j.video).name, j.output.relative_to(out).as_posix()) for j in jobs]
+
+
+def test_clashing_names_are_told_apart_deterministically(tmp_path):
+    out = tmp_path / "out"
     a, b = touch(tmp_path / "a" / "x.mp4"), touch(tmp_path / "b" / "x.mp4")
-    with pytest.raises(SubextractError, match="would both be written to"):
-        discover([str(a), str(b)], tmp_path / "out", "all", "srt")
+    touch(tmp_path / "a" / "y.mp4")
+    # two files, or their two folders, with one name: one subfolder per input
+    assert outputs(discover([str(a), str(b)], out, "all", "srt"), out) == [("x.mp4", "a/x.srt"), ("x.mp4", "b/x.srt")]
+    assert outputs(discover([str(tmp_path / "a"), str(tmp_path / "b")], out, "zh", "srt"), out) == [
+        ("x.mp4", "a/x.zh.srt"), ("y.mp4", "a/y.zh.srt"), ("x.mp4", "b/x.zh.srt")]
+    # one container beside another: the extension stays in the name, for both
+    touch(tmp_path / "a" / "x.mkv")
+    assert outputs(discover([str(tmp_path / "a")], out, "all", "srt"), out) == [
+        ("x.mkv", "x.mkv.srt"), ("x.mp4", "x.mp4.srt"), ("y.mp4", "y.srt")]
+    # folders with the same name: numbered
+    c = touch(tmp_path / "c" / "a" / "x.mp4")
+    assert outputs(discover([str(a), str(c)], out, "all", "srt"), out) == [("x.mp4", "a/x.srt"), ("x.mp4", "a_2/x.srt")]
+    # no clash: names as before
+    assert outputs(discover([str(a)], out, "all", "srt"), out) == [("x.mp4", "x.srt")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -194,6 +213,10 @@ def broken_run() -> Iterator[tuple[Path, subprocess.CompletedProcess, list[str] 
     (broken / "moov_at_end.mp4").unlink()
     whole = (SAMPLES / "en_two_line.mp4").read_bytes()  # faststart: decodable up to the cut
     (broken / "cut_short.mp4").write_bytes(whole[: len(whole) * 2 // 10])
+    damaged = bytearray(whole)  # 8 % of the bytes overwritten at 12 %: decode errors at ~2.3-4.2 s
+    begin, length = len(whole) * 12 // 100, len(whole) * 8 // 100
+    damaged[begin:begin + length] = random.Random(5).randbytes(length)
+    (broken / "damaged.mp4").write_bytes(bytes(damaged))
     shutil.copy(SAMPLES / "zh_bottom.mp4", broken / "locked.mp4")
     for path in videos.rglob("*"):
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
@@ -213,7 +236,7 @@ def test_broken_files_do_not_stop_the_batch(broken_run):
     assert result.returncode == 1, result.stderr  # some failed
     assert "Traceback" not in result.stderr
     records = manifest_of(out)
-    assert len(records) == 9  # every video, good or bad, has its line
+    assert len(records) == 10  # every video, good or bad, has its line
     for name, output in OUTPUTS.items():
         record = records[Path(name).name]
         assert record["status"] == "done" and record["outputs"] == [output], record
@@ -228,6 +251,9 @@ def test_broken_files_do_not_stop_the_batch(broken_run):
     assert records["cut_short.mp4"]["status"] == "partial"  # cues before the damage written, with a warning
     assert "truncated" in records["cut_short.mp4"]["warnings"][0]
     assert (out / "broken" / "cut_short.srt").is_file()
+    damaged = records["damaged.mp4"]  # FFmpeg concealed its errors and exited 0: still partial
+    assert damaged["status"] == "partial" and "damaged at" in damaged["warnings"][0], damaged
+    assert damaged["damaged"] and damaged["damaged"][0]["errors"] > 0
     assert not list(out.rglob("*.part"))
     summary = result.stderr[result.stderr.index("subextract batch: summary"):]
     assert "failed" in summary and "videos/hour" in summary and "real time" in summary
@@ -241,13 +267,13 @@ def test_a_rerun_skips_what_is_done_and_redoes_failures(broken_run):
     os.utime(videos / "zh_bottom.mp4")  # a changed input is redone
     result = run_batch(str(videos), "--out", str(out), "--jobs", "2", "--feed", str(feed), prefix=prefix, home=base)
     assert result.returncode == 1
-    assert f"9 videos, {failed + 1} to do, {8 - failed} skipped" in result.stderr
+    assert f"10 videos, {failed + 1} to do, {9 - failed} skipped" in result.stderr
     assert (out / "zh_bottom.srt").stat().st_mtime_ns != outputs_before["zh_bottom.mp4"]
     assert all((out / OUTPUTS[name]).stat().st_mtime_ns == outputs_before[name]
                for name in OUTPUTS if name != "zh_bottom.mp4")
     # the feed carries the cues of the videos this run processed, each line naming its video
     streamed = [json.loads(line) for line in feed.read_text().splitlines()]
-    assert {Path(r["video"]).name for r in streamed} <= {"zh_bottom.mp4", "cut_short.mp4"}
+    assert {Path(r["video"]).name for r in streamed} <= {"zh_bottom.mp4", "cut_short.mp4", "damaged.mp4"}
     first = next(r for r in streamed if r["video"].endswith("zh_bottom.mp4"))
     assert first["text"] == pysrt.open(str(SAMPLES / "zh_bottom.srt"))[0].text
 
@@ -256,8 +282,9 @@ def test_a_rerun_skips_what_is_done_and_redoes_failures(broken_run):
                       prefix=prefix, home=base)
     assert retry.returncode == 1 and retry.stderr == ""
     records = manifest_of(out)
-    assert len(records) == 9
+    assert len(records) == 10
     assert records["cut_short.mp4"]["outputs"] == ["broken/cut_short.jsonl"]
+    assert records["damaged.mp4"]["outputs"] == ["broken/damaged.jsonl"]  # partial: redone too
     assert records["zh_bottom.mp4"]["outputs"] == ["zh_bottom.srt"]  # done: not redone in the new format
     for line in (out / "broken" / "cut_short.jsonl").read_text().splitlines():
         assert json.loads(line)["video"].endswith("cut_short.mp4")
@@ -314,3 +341,40 @@ def test_killed_or_interrupted_then_rerun_gives_the_same_outputs(sig, broken_run
     assert f"3 videos, {3 - len(finished)} to do, {len(finished)} skipped" in rerun.stderr
     assert {r["status"] for r in manifest_of(out).values()} == {"done"}
     assert_same_outputs(out, reference)
+
+
+# --------------------------------------------------------------------------------------------
+# Outputs edited since they were written are never overwritten
+# --------------------------------------------------------------------------------------------
+
+def test_an_edited_output_is_kept_and_the_new_result_goes_beside_it(tmp_path):
+    videos, out = tmp_path / "videos", tmp_path / "out"
+    videos.mkdir()
+    shutil.copy(SAMPLES / "zh_bottom.mp4", videos / "v1.mp4")
+    common = (str(videos), "--out", str(out), "--end", "3", "--region", "bottom")
+    first = run_batch(*common)
+    assert first.returncode == 0, first.stderr
+    srt = out / "v1.srt"
+    written = srt.read_text(encoding="utf-8")
+    record = manifest_of(out)["v1.mp4"]
+    assert record["digests"] == {"v1.srt": hashlib.sha256(written.encode()).hexdigest()}
+    with open(srt, "a", encoding="utf-8") as handle:
+        handle.write("EDIT\n")  # proofread by hand
+
+    # the same command: the output changed, so the video is redone, beside it
+    again = run_batch(*common)
+    assert again.returncode == 0, again.stderr
+    assert srt.read_text(encoding="utf-8") == written + "EDIT\n"
+    assert (out / "v1.new.srt").read_text(encoding="utf-8") == written
+    record = manifest_of(out)["v1.mp4"]
+    assert record["outputs"] == ["v1.new.srt"] and list(record["edited"]) == ["v1.srt"]
+    assert "changed since written, kept" in again.stderr and "v1.new.srt" in again.stderr
+
+    # nothing changed since: skipped; other settings: still not overwritten
+    assert "0 to do" in run_batch(*common).stderr
+    other = run_batch(*common, "--config", "fast")
+    assert other.returncode == 0 and srt.read_text(encoding="utf-8") == written + "EDIT\n"
+
+    # unless asked to
+    forced = run_batch(*common, "--overwrite-edited")
+    assert forced.returncode == 0 and srt.read_text(encoding="utf-8") == written

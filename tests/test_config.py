@@ -101,3 +101,46 @@ def test_overrides_win_and_none_is_ignored():
 def test_override_of_unknown_key_is_rejected():
     with pytest.raises(SubextractError, match=r"config command line: unknown setting sample\.rate"):
         load_settings(None, {"sample": {"rate": 3}})
+
+
+@pytest.mark.parametrize("text, fragments", [
+    ("segment: {analysis_width: wide}\n", ["segment.analysis_width = 'wide' is not allowed", "expected int"]),
+    ("segment:\n  confirm_frames: -5\n", ["segment.confirm_frames = -5 is not allowed", "int >= 1"]),
+    ("segment:\n  bright_min: 300\n", ["segment.bright_min = 300", "int >= 0, <= 255"]),
+    ("region:\n  static_share: 1.5\n", ["region.static_share = 1.5", "float >= 0, <= 1"]),
+    ("sample:\n  fps: 0\n", ["sample.fps = 0", "float > 0"]),
+    ("sample:\n  reference_frames_only: maybe\n", ["sample.reference_frames_only = 'maybe'", "expected bool"]),
+    ("ocr:\n  engine: tesseract\n", ["ocr.engine = 'tesseract'", "'rapidocr', 'vllm', 'openai'"]),
+    ("ocr:\n  engine_options: 3\n", ["ocr.engine_options = 3", "expected a mapping"]),
+    ("translate:\n  top_p: 0\n", ["translate.top_p = 0"]),
+    ("segment: 5\n", ["section 'segment' must be a mapping of settings", "not 5"]),
+])
+def test_values_are_checked_when_the_config_is_loaded(tmp_path, text, fragments):
+    path = tmp_path / "mine.yaml"
+    path.write_text(text)
+    with pytest.raises(SubextractError) as caught:
+        load_settings(str(path))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"config {path}: ")
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_the_layer_with_the_wrong_value_is_named(tmp_path):
+    good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
+    good.write_text("align:\n  min_duration: 0.3\n")
+    bad.write_text("align:\n  merge_gap: soon\n")
+    with pytest.raises(SubextractError, match=rf"^config {bad}: align\.merge_gap = 'soon'"):
+        load_settings([str(good), str(bad)])
+
+
+def test_a_bad_config_fails_the_batch_before_any_video(tmp_path):
+    from test_batch import run_batch
+
+    (tmp_path / "v.mp4").write_bytes(b"x")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("segment: {analysis_width: wide}\n")
+    result = run_batch(str(tmp_path / "v.mp4"), "--out", str(tmp_path / "out"), "--config", str(bad))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines() == [f"subextract: error: config {bad}: segment.analysis_width = 'wide' is "
+                                          "not allowed (expected int >= 16)"]

@@ -247,14 +247,19 @@ def test_feed_file_is_created_with_its_first_line(tmp_path):
 # Which inputs FFmpeg may open
 # --------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("url", ["http://example.com/a.mp4", "https://cdn.example.com/live/index.m3u8",
-                                 "rtmp://example.com/app/key", "rtmps://example.com/app/key"])
-def test_allowed_urls(url):
+# Public addresses as literals: the test needs no DNS (names are vetted by what they resolve to).
+@pytest.mark.parametrize("url, whitelist", [
+    ("http://93.184.215.14/a.mp4", "http,https,tcp,tls,crypto,httpproxy"),
+    ("https://[2606:4700::6810:85e5]/live/index.m3u8", "http,https,tcp,tls,crypto,httpproxy"),
+    ("rtmp://8.8.8.8/app/key", "rtmp,rtmps,tcp,tls"), ("rtmps://1.1.1.1:8443/app/key", "rtmp,rtmps,tcp,tls")])
+def test_allowed_urls(url, whitelist):
     assert is_url(url)
     check_url(url)
-    args = input_args(url)
-    assert args[args.index("-protocol_whitelist") + 1] == "http,https,tcp,tls,crypto,rtmp,rtmps"
+    args = input_args(url, proxy="http://127.0.0.1:9")
+    assert args[args.index("-protocol_whitelist") + 1] == whitelist
     assert int(args[args.index("-rw_timeout") + 1]) > 0
+    if url.startswith("http"):  # every request it causes goes through the vetting proxy
+        assert args[args.index("-http_proxy") + 1] == "http://127.0.0.1:9"
 
 
 @pytest.mark.parametrize("url, fragment", [
@@ -275,7 +280,9 @@ def test_local_files_may_not_reach_the_network(tmp_path):
     local = tmp_path / "odd:name.mp4"
     local.write_bytes(b"x")
     assert not is_url(str(local))  # an existing file is a file, whatever its name
-    assert input_args(str(local)) == ["-protocol_whitelist", "file,crypto,data"]
+    args = input_args(str(local))
+    assert args[:2] == ["-protocol_whitelist", "file,crypto,data"]
+    assert "hls" not in args[args.index("-format_whitelist") + 1].split(",")  # real containers only
 
 
 # --------------------------------------------------------------------------------------------
@@ -380,7 +387,8 @@ def hls(tmp_path) -> Path:
 
 def test_an_hls_stream_served_over_http(serve, hls):
     url = serve(hls) + "/index.m3u8"
-    arrivals, code, err = read_lines_while_running(cli(url, "--end", "5", "--format", "jsonl", "-o", "-", "--quiet"))
+    arrivals, code, err = read_lines_while_running(cli(url, "--end", "5", "--format", "jsonl", "-o", "-", "--quiet",
+                                                       "--allow-private-network"))
     assert code == 0, err
     found = records(arrivals)
     first = expected_first_cue("en_two_line")
@@ -397,7 +405,7 @@ def test_a_live_stream_is_read_as_it_arrives(serve, tmp_path):
     run_ffmpeg("-i", str(SAMPLES / "zh_bottom.mp4"), "-t", "9", "-c", "copy", "-f", "mpegts", str(live / "tv.ts"))
     _LiveHandler.release = threading.Event()
     url = serve(live, _LiveHandler) + "/tv.ts"
-    process = subprocess.Popen(cli(url, "--region", "bottom", "--format", "jsonl", "-o", "-"),
+    process = subprocess.Popen(cli(url, "--region", "bottom", "--format", "jsonl", "-o", "-", "--allow-private-network"),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "SUBEXTRACT_READ_TIMEOUT": "300"})
     try:
@@ -434,9 +442,10 @@ def test_a_playlist_may_not_open_local_files(serve, hls):
     (hls / "evil.m3u8").write_text(re.sub(r"^(seg\d+\.ts)$", lambda m: f"file://{hls / m.group(1)}", playlist,
                                           flags=re.M))
     url = serve(hls) + "/evil.m3u8"
-    result = subprocess.run(cli(url, "-o", "-", "--format", "jsonl"), capture_output=True, text=True, timeout=120)
+    result = subprocess.run(cli(url, "-o", "-", "--format", "jsonl", "--allow-private-network"), capture_output=True,
+                            text=True, timeout=120)
     assert result.returncode == 2, result.stderr
     assert result.stdout == ""
     assert result.stderr.strip().splitlines() == [
         f"subextract: error: {url}: the stream names a source it may not open "
-        "(Protocol 'file' not on whitelist 'http,https,tcp,tls,crypto,rtmp,rtmps'!)"]
+        "(Protocol 'file' not on whitelist 'http,https,tcp,tls,crypto,httpproxy'!)"]

@@ -26,6 +26,7 @@ from subextract.errors import SubextractError
 from subextract.stages.align import Cue, align
 from subextract.stages.appearance import learn_appearance, settings_for
 from subextract.stages.boundary import refine_boundaries
+from subextract.stages.damage import DamagedSpan
 from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
 from subextract.stages.ocr_fixes import fix_common_errors
@@ -38,6 +39,7 @@ logger = logging.getLogger(__name__)
 
 # (seconds of video done, seconds to do or None when unknown (a live stream), segments so far)
 ProgressCallback = Callable[[float, float | None, int], None]
+StageCallback = Callable[[str], None]  # what the run is doing now, in words ("probing", ...)
 
 
 @dataclass
@@ -64,6 +66,7 @@ class ExtractionResult:
     warnings: list[str] = field(default_factory=list)
     complete: bool = True
     error: str | None = None  # what stopped the run early (an OCR engine failure); the cues before it are kept
+    damaged: list[DamagedSpan] = field(default_factory=list)  # decode errors: cues overlapping these may be wrong
 
 
 _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it has been read
@@ -236,14 +239,17 @@ def _engine_future(engine: OcrEngine | None, settings: Settings) -> Future:
 
 def extract(video: str, settings: Settings | None = None, *, lang: str = "all", start: float = 0.0,
             end: float | None = None, engine: OcrEngine | None = None,
-            progress: ProgressCallback | None = None, on_cue: CueCallback | None = None) -> ExtractionResult:
+            progress: ProgressCallback | None = None, on_cue: CueCallback | None = None,
+            on_stage: StageCallback | None = None) -> ExtractionResult:
     """Extract the burned-in subtitles of ``video`` as cues (see ``subextract.cli`` for the options).
 
     ``on_cue`` gets each cue, in the order of the returned list, as soon as it is final (with
     ``--fps``, boundaries are final only after the closing refinement, so at the end)."""
     began = time.perf_counter()
     settings = settings or load_settings()
+    stage = on_stage or (lambda _name: None)
     ready = _engine_future(engine, settings)
+    stage("probing")
     info = probe(video)
     start, end = _checked_range(info, start, end)
 
@@ -255,15 +261,18 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         shared = ready.result() if settings.ocr.engine == "rapidocr" else None
         return RapidTextDetector.for_engine(shared, settings.region.prescan_det_side, settings.ocr.threads)
 
+    stage("finding the subtitle band" if settings.region.mode == "auto" else "starting")
     region = find_bands(info, settings.region, detector, start, end)
     bands, static = region.bands, region.static
     appearance = learn_appearance(_strips_by_plane(region, info, settings, start, end), settings.segment)
     logger.info("subtitle appearance: %s", appearance)
+    stage("reading")
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
                             blackout=_band_blackouts(static, bands),
-                            mask_plane=appearance.plane if appearance is not None and appearance.plane != "y" else None)
+                            mask_plane=appearance.plane if appearance is not None and appearance.plane != "y" else None,
+                            frame_duration=1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration)
     report = DecodeReport()
     stats = Stats()
     segment_settings = settings_for(appearance, settings.segment)
@@ -311,6 +320,10 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
                 progress(frame.pts - start, total, len(segments))
         step = 1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration
         end_pts = last_pts + step if report.frames else start
+        if end is not None and report.frames and last_pts + 1.0 >= end:
+            # Decoding reached --end: what shows at the last frame shows until the range ends, not
+            # one (sampling) step after it, wherever the samples fell.
+            end_pts = end
         for segmenter in segmenters:
             for segment in segmenter.finish(end_pts):
                 accept(segment)
@@ -324,6 +337,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     segments = [(segment, key) for segment, key in segments if key in worker.results]
 
     if settings.sample.fps:
+        stage("snapping boundaries")
+
         def decode_range(range_start: float, range_end: float):
             return decode_frames(replace(request, start=range_start, end=range_end, sample_fps=None,
                                         reference_frames_only=False))
@@ -331,18 +346,43 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         refined = refine_boundaries([segment for segment, _ in segments], decode_range, info.frame_duration,
                                     segment_settings)
         segments = [(segment, key) for segment, (_, key) in zip(refined, segments)]
+    if end is not None:  # a re-decode at native rate may see the frame at --end itself: nothing lasts past it
+        segments = [(replace(segment, end=min(segment.end, end)) if segment.end > end else segment, key)
+                    for segment, key in segments]
     warnings, complete = ([], False) if worker.error is not None else _decode_warnings(report, info, start, end,
                                                                                         last_pts)
     stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
     stats.ocr_seconds = worker.seconds
     cues = _cues(segments, worker.results, settings, lang, len(bands))
+    if report.refused:
+        from subextract.stages.netguard import describe_refusals
+
+        warnings.append(f"the stream named addresses it may not reach, which were not fetched: "
+                        f"{describe_refusals(report.refused)}")
+        complete = False
+    # Errors where decoding stopped are the truncation the warning above already names.
+    damaged = [span for span in report.damaged if complete or span.start < last_pts - 1.0]
+    if damaged:
+        warnings.append(damage_warning(damaged, cues))
+        complete = False
     if stream is not None:
         stream.finish(cues)
     # A live stream's duration is unknown (0): what was read is what was processed.
     stats.video_seconds = max(0.0, (end if end is not None else info.duration or last_pts) - start)
     stats.wall_seconds = time.perf_counter() - began
     return ExtractionResult(info=info, bands=bands, cues=cues, stats=stats, warnings=warnings, complete=complete,
-                            error=str(worker.error) if worker.error is not None else None)
+                            error=str(worker.error) if worker.error is not None else None, damaged=damaged)
+
+
+def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
+    """One line naming the damaged spans and the cues inside them."""
+    hit = [cue for cue in cues if any(span.overlaps(cue.start, cue.end) for span in spans)]
+    where = "; ".join(span.describe() for span in spans[:5]) + (f"; {len(spans) - 5} more" if len(spans) > 5 else "")
+    cues_text = (f"{len(hit)} cue{'' if len(hit) == 1 else 's'} there may be wrong or missing lines "
+                 f"({', '.join(f'{c.start:.2f}–{c.end:.2f} s' for c in hit[:5])}{', …' if len(hit) > 5 else ''})"
+                 if hit else "no cue there, but subtitles shown there may be missing")
+    return f"the video is damaged at {where}: {cues_text}; FFmpeg: {spans[0].first_error}"
+
 
 
 def _strips_by_plane(region: Region, info: VideoInfo, settings: Settings, start: float,
@@ -389,7 +429,10 @@ def _decode_warnings(report: DecodeReport, info: VideoInfo, start: float, end: f
     if report.frames == 0:
         detail = f": {report.errors[-1]}" if report.errors else ""
         raise SubextractError(f"{info.path}: no frame could be decoded{detail}")
-    stopped_early = bool(expected_end) and last_pts + 1.0 < expected_end
+    # A cut file's demuxer says so; without that, the last frame more than a second before the
+    # stated end (a container's duration may include a slightly longer audio track).
+    stopped_early = bool(expected_end) and (last_pts + 1.0 < expected_end or
+                                            (report.ended_early and last_pts + 2 * info.frame_duration < expected_end))
     if report.returncode not in (0, None) or stopped_early:
         detail = f" ({report.errors[-1]})" if report.errors else ""
         return [f"decoding stopped at {last_pts:.2f} s of {expected_end:.2f} s: the file looks truncated or "

@@ -16,7 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from subextract.errors import SubextractError
-from subextract.stages.source import check_url, input_args, is_url
+from subextract.stages.netguard import GuardProxy, describe_refusals
+from subextract.stages.source import check_url, ffmpeg_environment, input_args, is_url, needs_proxy
 
 
 @lru_cache(maxsize=1)
@@ -48,7 +49,7 @@ class VideoInfo:
 
 
 _DURATION = re.compile(r"Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)")
-_VIDEO_STREAM = re.compile(r"Stream #\d+:\d+.*?: Video: (\w+).*?, (\d{2,5})x(\d{2,5})")
+_VIDEO_STREAM = re.compile(r"Stream #\d+:\d+.*?: Video: (\w+).*?, (\d{1,5})x(\d{1,5})")
 _FPS = re.compile(r"(\d+(?:\.\d+)?) (?:fps|tbr)")
 _ROTATION = re.compile(r"rotation of (-?\d+(?:\.\d+)?) degrees")
 
@@ -69,16 +70,50 @@ def check_readable(path: str) -> None:
         raise SubextractError(f"{path}: file is empty (0 bytes)")
 
 
+MIN_SIDE = 16  # pixels: a smaller picture cannot show a readable subtitle line
+
+
 def probe(path: str) -> VideoInfo:
     check_readable(path)
-    result = subprocess.run(
-        [ffmpeg_exe(), "-hide_banner", "-nostdin", *input_args(path), "-i", path],
-        capture_output=True, text=True, errors="replace", check=False,
-        start_new_session=True,  # Ctrl-C reaches only us (see sample.decode_frames)
-    )
+    guard = GuardProxy() if needs_proxy(path) else None
+    try:
+        result = subprocess.run(
+            [ffmpeg_exe(), "-hide_banner", "-nostdin", *input_args(path, guard.url if guard else None), "-i", path],
+            capture_output=True, text=True, errors="replace", check=False, env=ffmpeg_environment(),
+            start_new_session=True,  # Ctrl-C reaches only us (see sample.decode_frames)
+        )
+    finally:
+        if guard is not None:
+            guard.close()
+    if guard is not None and guard.refused:
+        raise SubextractError(f"{path}: the stream names an address it may not reach: "
+                              f"{describe_refusals(guard.refused)}")
     if is_url(path):
         _check_stream_opened(path, result.stderr)
-    return parse_probe_output(path, result.stderr)
+    elif "Error opening input" in result.stderr:
+        _explain_refused_format(path)
+    info = parse_probe_output(path, result.stderr)
+    if min(info.width, info.height) < MIN_SIDE:
+        raise SubextractError(f"{path}: the picture is {info.width}x{info.height} pixels, too small to hold "
+                              f"subtitles (at least {MIN_SIDE}x{MIN_SIDE})")
+    return info
+
+
+_LIST_SIGNATURES = ((b"#EXTM3U", "an HLS playlist", "hls"), (b"ffconcat", "a concat list", "concat"),
+                    (b"file ", "a concat list", "concat"), (b"<?xml", "an XML manifest (DASH?)", "dash"))
+
+
+def _explain_refused_format(path: str) -> None:
+    """A local file FFmpeg could not open because it is a list of other files, not a container."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(256).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return
+    for signature, kind, name in _LIST_SIGNATURES:
+        if head.startswith(signature):
+            raise SubextractError(f"{path}: is {kind} that names other files, not a video; it is not followed "
+                                  f"unless asked for (--input-format {name})")
 
 
 def _check_stream_opened(url: str, text: str) -> None:
@@ -93,7 +128,12 @@ def _check_stream_opened(url: str, text: str) -> None:
     if refused is not None:
         raise SubextractError(f"{url}: the stream names a source it may not open ({refused})")
     if not lines or "output file" not in lines[-1]:
-        raise SubextractError(f"{url}: cannot read the stream ({lines[-1] if lines else 'no reply'})")
+        # Only an HTTP status is passed on: FFmpeg's own words (refused, timed out) would tell a
+        # closed port from a filtered one.
+        status = next((m.group(0) for line in lines if (m := re.search(r"HTTP error \d{3}[^,;]*", line))), None)
+        if status is None or "502" in status:
+            status = "no reply, or not a stream FFmpeg reads"
+        raise SubextractError(f"{url}: cannot read the stream ({status})")
 
 
 def parse_probe_output(path: str, text: str) -> VideoInfo:

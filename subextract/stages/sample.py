@@ -14,15 +14,17 @@ import subprocess
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
 import ffmpeg
 import numpy as np
 
+from subextract.stages.damage import DamagedSpan, DamageTracker
 from subextract.stages.probe import ffmpeg_exe
-from subextract.stages.source import input_options
+from subextract.stages.netguard import GuardProxy
+from subextract.stages.source import ffmpeg_environment, input_options, needs_proxy
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class DecodeRequest:
     blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
     plane: str = "y"  # what the crops carry: luma ("y"), or a chroma plane ("u", "v"; "-u", "-v" inverted)
     mask_plane: str | None = None  # a second plane the same crops come in too (Frame.mask_bands)
+    frame_duration: float = 0.04  # the stream's (or the sampling's) frame spacing: what counts as a missing frame
 
 
 @dataclass
@@ -69,13 +72,36 @@ class DecodeReport:
     last_pts: float | None = None
     returncode: int | None = None
     errors: list[str] | None = None
+    damaged: list[DamagedSpan] = field(default_factory=list)  # where FFmpeg reported decode errors
+    refused: list[str] = field(default_factory=list)  # requests of a network input the vetting proxy refused
+    ended_early: bool = False  # the demuxer said the input ended before it should have (a cut file)
 
 
 # The integer PTS and the time base, not the printed pts_time: FFmpeg before 7 prints that with
 # six significant digits (1234.567 s → 1234.57) and small values in exponent notation.
 _TIME_BASE = re.compile(r"Parsed_showinfo.*? config in time_base: (\d+)/(\d+)")
-_PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)")
-_ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing")
+_PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)(?:.*? (?:is)?key:(\d))?")
+# "verbose" is the level at which demuxers report the damage they skip over ("Element ... exceeds
+# containing master element", "Unknown entry"); the decoder then conceals nothing, since the
+# frames it lost never reached it, and the pictures that follow are wrong without an error.
+_ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing", "exceeds", "unknown entry",
+                "mismatch", "resync", "overread", "out of range", "non-existing", "damaged", "broken")
+# How an input ends early (a cut file, a dropped connection): FFmpeg stops reading there, so it is
+# the end of what was decoded (see the pipeline's truncation warning), not a damaged span.
+_END_OF_INPUT = re.compile(r"Error during demuxing|Input/output error|Stream ends prematurely|partial file|"
+                           r"File ended prematurely", re.IGNORECASE)
+# The closing summary: counts ("0 decode errors"), the input's name (which may hold any word), the
+# error rate of errors already counted.
+_STATISTICS = re.compile(r"packets read|decode errors;|frames decoded|(?:Input|Output) (?:file|stream) #|Total:|"
+                         r"Decode error rate")
+
+
+def is_error_line(line: str) -> bool:
+    """An FFmpeg complaint about the input: a component's log line (``[h264 @ 0x…]``) with an
+    error word. Unprefixed lines are the input's description, whose metadata (a title) may hold
+    any word."""
+    return (line.startswith("[") and any(word in line.lower() for word in _ERROR_WORDS)
+            and _STATISTICS.search(line) is None)
 
 
 def scaled_size(band: Band, scale: float) -> tuple[int, int]:
@@ -83,8 +109,8 @@ def scaled_size(band: Band, scale: float) -> tuple[int, int]:
     return max(2, int(band.width * scale) // 2 * 2), max(2, int(band.height * scale) // 2 * 2)
 
 
-def _filter_graph(request: DecodeRequest):
-    stream = ffmpeg.input(request.path, **_input_options(request)).video
+def _filter_graph(request: DecodeRequest, proxy: str | None):
+    stream = ffmpeg.input(request.path, **_input_options(request, proxy)).video
     if request.select:
         stream = stream.filter("select", request.select)
     elif request.sample_fps:
@@ -132,8 +158,8 @@ def _showinfo_options() -> dict:
     return {"checksum": 0} if "checksum" in help_text else {}
 
 
-def _input_options(request: DecodeRequest) -> dict:
-    options: dict = input_options(request.path)
+def _input_options(request: DecodeRequest, proxy: str | None) -> dict:
+    options: dict = input_options(request.path, proxy)
     if request.keyframes_only:
         options["skip_frame"] = "nokey"
     elif request.reference_frames_only:
@@ -145,21 +171,29 @@ def _input_options(request: DecodeRequest) -> dict:
     return options
 
 
-def build_command(request: DecodeRequest) -> list[str]:
-    out = _filter_graph(request).output("pipe:", format="rawvideo", pix_fmt="gray", fps_mode="passthrough")
-    return out.global_args("-nostdin", "-hide_banner", "-loglevel", "info").compile(cmd=ffmpeg_exe())
+def build_command(request: DecodeRequest, proxy: str | None = None) -> list[str]:
+    """``proxy``: the vetting proxy an HTTP(S) input's requests go through (``netguard``)."""
+    out = _filter_graph(request, proxy).output("pipe:", format="rawvideo", pix_fmt="gray", fps_mode="passthrough")
+    return out.global_args("-nostdin", "-hide_banner", "-loglevel", "verbose").compile(cmd=ffmpeg_exe())
 
 
-def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque) -> None:
+def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque, damage: DamageTracker,
+                  start: float, report: DecodeReport) -> None:
     time_base = Fraction(1, 1)
     for raw in stream:
         line = raw.decode("utf-8", "replace")
         if (match := _PTS.search(line)) is not None:
-            pts_queue.put(float(int(match.group(1)) * time_base))
+            pts = float(int(match.group(1)) * time_base)
+            damage.frame(start + pts, match.group(2) == "1")
+            pts_queue.put(pts)
         elif (match := _TIME_BASE.search(line)) is not None and int(match.group(2)):
             time_base = Fraction(int(match.group(1)), int(match.group(2)))
-        elif any(word in line.lower() for word in _ERROR_WORDS):
+        elif line.startswith("[") and _END_OF_INPUT.search(line) is not None:
             errors.append(line.strip())
+            report.ended_early = True
+        elif is_error_line(line.strip()):
+            errors.append(line.strip())
+            damage.error(line)
     pts_queue.put(None)
 
 
@@ -173,11 +207,15 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
     offsets = np.cumsum([0, *heights])
     pts_queue: queue.Queue[float | None] = queue.Queue()
     errors: deque[str] = deque(maxlen=20)
+    damage = DamageTracker(request.start, request.frame_duration)
     # Its own session: Ctrl-C on a terminal reaches only us, and we stop FFmpeg (below), so an
     # interrupted run is never mistaken for a truncated file.
-    process = subprocess.Popen(build_command(request), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4, start_new_session=True)
-    reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors), daemon=True)
+    guard = GuardProxy() if needs_proxy(request.path) else None
+    process = subprocess.Popen(build_command(request, guard.url if guard else None), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4,
+                               start_new_session=True, env=ffmpeg_environment())
+    reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors, damage, request.start, report),
+                              daemon=True)
     reader.start()
     try:
         while True:
@@ -200,3 +238,8 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
         reader.join(timeout=5)
         report.returncode = process.returncode
         report.errors = list(errors)
+        if not reader.is_alive():
+            report.damaged = damage.finish()
+        if guard is not None:
+            guard.close()
+            report.refused = guard.refused

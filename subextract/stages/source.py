@@ -3,7 +3,13 @@
 FFmpeg reads far more than files and web streams: ``concat:``, ``file:``, ``subfile:``, ``udp:``
 and a playlist can name any of those for its segments. A feed that takes URLs from users must
 not let one read local files or reach other services, so every FFmpeg input gets a protocol
-whitelist (which also binds what a playlist opens) and network inputs a read timeout.
+whitelist (which also binds what a playlist opens), network inputs a read timeout and, for
+HTTP(S), the vetting proxy of ``netguard`` for every request they cause.
+
+A local file is opened only by real container demuxers (``-format_whitelist``): a file named
+``upload.mp4`` may hold an HLS playlist or a concat list naming other users' files, and whether
+FFmpeg would follow them depends on its version. Playlists and lists are read only when the user
+names the format (``--input-format hls``).
 """
 
 from __future__ import annotations
@@ -16,8 +22,18 @@ from subextract.errors import SubextractError
 
 NETWORK_SCHEMES = ("http", "https", "rtmp", "rtmps")  # HLS is an .m3u8 playlist over http(s)
 # What FFmpeg may open under each kind of input, nested opens (playlist segments, keys) included.
-_NETWORK_WHITELIST = "http,https,tcp,tls,crypto,rtmp,rtmps"
+_HTTP_WHITELIST = "http,https,tcp,tls,crypto,httpproxy"  # tcp reaches only the proxy; httpproxy: CONNECT
+_RTMP_WHITELIST = "rtmp,rtmps,tcp,tls"
 _LOCAL_WHITELIST = "file,crypto,data"  # a local playlist must not reach the network either
+# Demuxers of real media files: none of them opens another file or URL. Audio-only formats are
+# here so that an audio file is told apart ("no video stream") from a playlist.
+CONTAINER_FORMATS = ("mov", "matroska", "avi", "asf", "flv", "mpegts", "mpeg", "mpegvideo", "m4v", "h264",
+                     "hevc", "vvc", "av1", "obu", "ivf", "ogg", "nut", "mxf", "rm", "dv", "wtv", "gif",
+                     "mjpeg", "yuv4mpegpipe", "mp3", "aac", "wav", "flac", "ac3", "eac3", "w64", "caf")
+# A network stream may be a playlist whose requests all go through the proxy.
+STREAM_FORMATS = ("hls", "dash", "webvtt")
+# Named explicitly by the user only: they read the files or URLs they list.
+LIST_FORMATS = ("hls", "concat", "image2", "dash")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 DEFAULT_READ_TIMEOUT = 20.0  # seconds a network read may stall before FFmpeg gives up
 
@@ -36,6 +52,9 @@ def check_url(url: str) -> None:
                               f"(inputs are local files or {', '.join(NETWORK_SCHEMES)} URLs)")
     if not urlsplit(url).hostname:
         raise SubextractError(f"{url}: URL has no host")
+    from subextract.stages.netguard import check_url_host
+
+    check_url_host(url)
 
 
 def read_timeout() -> float:
@@ -48,13 +67,42 @@ def read_timeout() -> float:
     return seconds if seconds > 0 else DEFAULT_READ_TIMEOUT
 
 
-def input_options(path: str) -> dict[str, str]:
-    """FFmpeg input options (``-name value`` before ``-i``) that confine what ``path`` may open."""
+_explicit_format: str | None = None
+
+
+def set_input_format(name: str | None) -> None:
+    """``--input-format``: the demuxer the user named for local inputs (a playlist, a concat list),
+    for this process; None: real containers only."""
+    global _explicit_format
+    _explicit_format = name
+
+
+def needs_proxy(path: str) -> bool:
+    return is_url(path) and path.lower().startswith(("http:", "https:"))
+
+
+def input_options(path: str, proxy: str | None = None) -> dict[str, str]:
+    """FFmpeg input options (``-name value`` before ``-i``) that confine what ``path`` may open;
+    ``proxy``: the vetting proxy's URL an HTTP(S) input's requests all go through."""
     if is_url(path):
-        return {"protocol_whitelist": _NETWORK_WHITELIST, "rw_timeout": str(int(read_timeout() * 1_000_000))}
-    return {"protocol_whitelist": _LOCAL_WHITELIST}
+        timeout = {"rw_timeout": str(int(read_timeout() * 1_000_000))}
+        if not needs_proxy(path):
+            return {"protocol_whitelist": _RTMP_WHITELIST, **timeout}
+        if proxy is None:
+            raise ValueError("an HTTP(S) input needs the vetting proxy")
+        return {"protocol_whitelist": _HTTP_WHITELIST, "format_whitelist": ",".join(CONTAINER_FORMATS + STREAM_FORMATS),
+                "http_proxy": proxy, **timeout}
+    if _explicit_format is not None:
+        return {"protocol_whitelist": _LOCAL_WHITELIST, "f": _explicit_format,
+                "format_whitelist": ",".join((*CONTAINER_FORMATS, _explicit_format))}
+    return {"protocol_whitelist": _LOCAL_WHITELIST, "format_whitelist": ",".join(CONTAINER_FORMATS)}
 
 
-def input_args(path: str) -> list[str]:
+def input_args(path: str, proxy: str | None = None) -> list[str]:
     """``input_options`` as command-line arguments."""
-    return [arg for name, value in input_options(path).items() for arg in (f"-{name}", value)]
+    return [arg for name, value in input_options(path, proxy).items() for arg in (f"-{name}", value)]
+
+
+def ffmpeg_environment() -> dict[str, str]:
+    """FFmpeg's environment: without ``no_proxy``, which would let it bypass the vetting proxy."""
+    return {name: value for name, value in os.environ.items() if name.lower() != "no_proxy"}

@@ -77,7 +77,14 @@ def render_jsonl(cues: Sequence[Cue], metadata: dict | None = None) -> str:
 
 
 def render_json(cues: Sequence[Cue], metadata: dict | None = None) -> str:
-    document = {**(metadata or {}), "cues": [cue_record(cue) for cue in cues]}
+    """The metadata and the cues; with ``damaged`` spans in the metadata, each cue says whether
+    it overlaps one (its text or times may be wrong)."""
+    spans = (metadata or {}).get("damaged") or []
+    records = [cue_record(cue) for cue in cues]
+    if spans:
+        for record, cue in zip(records, cues):
+            record["damaged"] = any(cue.start < span["end"] and cue.end > span["start"] for span in spans)
+    document = {**(metadata or {}), "cues": records}
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -93,8 +100,18 @@ def render(cues: Sequence[Cue], fmt: str, metadata: dict | None = None) -> str:
     raise SubextractError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
 
 
-def check_writable(path: str, force: bool) -> None:
-    """Fail before hours of work, not after: the output must be new (or forced) and its folder writable."""
+def silence_stdout() -> None:
+    """After a failed write to stdout (a full disk, a closed pipe), later writes and the flush at
+    exit go nowhere instead of failing again with a traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (a test's buffer): nothing to redirect
+        pass
+
+
+def check_writable(path: str, force: bool, inputs: Sequence[str] = ()) -> None:
+    """Fail before hours of work, not after: the output must be new (or forced) and its folder
+    writable, and never one of ``inputs`` or a file this tool could not have written."""
     if path == "-":
         return
     target = Path(path)
@@ -102,13 +119,55 @@ def check_writable(path: str, force: bool) -> None:
         raise SubextractError(f"{path}: is a directory; give a file name with -o")
     if _is_special(target):
         return
-    if target.exists() and not force:
+    if target.exists() and not force and not any(_same_file(target, source) for source in inputs):
         raise SubextractError(f"{path}: already exists (use --force to overwrite)")
+    check_replaceable(path, inputs)
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise SubextractError(f"{path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK):
         raise SubextractError(f"{path}: folder {folder} is not writable")
+
+
+def check_replaceable(path: str, inputs: Sequence[str] = ()) -> None:
+    """Whatever the flags, an output never replaces an input (also through a link) nor an
+    existing file that is not a subtitle file (a video named ``clip.srt``, someone's notes)."""
+    target = Path(path)
+    for source in inputs:
+        if _same_file(target, source):
+            raise SubextractError(f"{path}: is the input {source}; refusing to overwrite it (give another -o)")
+    if target.is_file() and not _is_subtitle_text(target):
+        raise SubextractError(f"{path}: exists and is not a subtitle file this tool writes; refusing to "
+                              "overwrite it, whatever the flags (move it or give another output name)")
+
+
+def _same_file(target: Path, source: str) -> bool:
+    try:
+        return os.path.samefile(target, source)
+    except OSError:  # one of them does not exist (or is a URL): not the same file
+        return False
+
+
+SUBTITLE_EXTENSIONS = tuple(f".{fmt}" for fmt in FORMATS)  # what this tool writes
+
+
+def _is_subtitle_text(path: Path) -> bool:
+    """Empty, or text (UTF-8, no NUL bytes) under a subtitle file's extension: a video, a picture or
+    an archive is binary, and other files are not named like an output."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return True  # unreadable: the write itself will fail with the reason
+    if not head:
+        return True
+    if path.suffix.lower() not in SUBTITLE_EXTENSIONS or b"\0" in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3  # only a character cut by the 4 KiB read
+    return True
 
 
 def _is_special(target: Path) -> bool:
@@ -119,8 +178,13 @@ def _is_special(target: Path) -> bool:
 def write_text(path: str, text: str) -> None:
     """Write next to the target and rename, so a reader never sees a half-written file."""
     if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except OSError as exc:
+            silence_stdout()
+            reason = "the reader closed the pipe" if isinstance(exc, BrokenPipeError) else f"cannot write ({exc.strerror})"
+            raise SubextractError(f"stdout: {reason}") from None
         return
     target = Path(path)
     if _is_special(target):

@@ -41,12 +41,14 @@ class CueTranslation:
         return {"from": self.source, "to": self.target, **dataclasses.asdict(self.result.stats)}
 
 
-def open_translator(settings: TranslateSettings, glossary_path: str | None = None) -> Translator:
+def open_translator(settings: TranslateSettings, glossary_path: str | None = None,
+                    needed_by: str = "--translate") -> Translator:
     """The translator, its model started (or its server checked) now: a wrong setting fails
-    before the video is processed, not after."""
+    before the video is processed, not after. ``needed_by`` names what asked for it in the
+    message given when no translator is configured."""
     _check_prompts(settings)
     glossary = Glossary.load(glossary_path)
-    model: ChatModel = create_chat_model(settings)
+    model: ChatModel = create_chat_model(settings, needed_by)
     return Translator(settings, model, glossary)
 
 

@@ -18,7 +18,7 @@ from subextract.config import TranslateSettings
 from subextract.errors import SubextractError
 from subextract.translate.protocol import Prompt
 
-HOW_TO_CONFIGURE = ("--translate needs a translator: --translator-server http://HOST:PORT/v1 for an "
+HOW_TO_CONFIGURE = ("{needed_by} needs a translator: --translator-server http://HOST:PORT/v1 for an "
                     "OpenAI-compatible server (e.g. `vllm serve tencent/Hunyuan-MT-7B`), --translator-model "
                     "PATH_OR_ID to run one in this process with vLLM, or a preset: --config hunyuan-mt "
                     "(README, \"Translation\")")
@@ -34,13 +34,14 @@ class ChatModel(Protocol):
     def close(self) -> None: ...
 
 
-def create_chat_model(settings: TranslateSettings) -> ChatModel:
+def create_chat_model(settings: TranslateSettings, needed_by: str = "--translate") -> ChatModel:
+    """``needed_by``: the option or command that asked for a translation (named when none is configured)."""
     if settings.engine == "openai":
         return OpenAiChatModel(settings)
     if settings.engine == "vllm":
         return VllmChatModel(settings)
     if not settings.engine:
-        raise SubextractError(HOW_TO_CONFIGURE)
+        raise SubextractError(HOW_TO_CONFIGURE.format(needed_by=needed_by))
     raise SubextractError(f"translate.engine {settings.engine!r}: choose vllm or openai")
 
 

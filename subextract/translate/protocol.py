@@ -12,6 +12,7 @@ merged or extra ids, empty or untranslated lines): a reply with any problem is n
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -190,15 +191,48 @@ def parse_single(reply: str) -> str:
     return text
 
 
+# A refusal says it will not or cannot help, translate, comply...; "I'm sorry." alone is a line.
+_REFUSAL = re.compile(
+    r"\b(?:can ?not|can'?t|cannot|unable to|won'?t|not able to|not allowed to|must decline)\b.{0,40}?"
+    r"\b(?:help|assist|translate|comply|provide|fulfil+|do that|with that|this request|this content)\b"
+    r"|\bas an ai\b|\bi(?:'m| am) an ai\b"
+    r"|(?:无法|不能|不可以)(?:帮助|协助|翻译|提供|满足|处理)|作为(?:一个)?(?:AI|人工智能)",
+    re.IGNORECASE)
+# The characters of a script, by the first word of their Unicode names.
+_SCRIPT_NAMES = {"Latn": ("LATIN",), "Cyrl": ("CYRILLIC",), "Grek": ("GREEK",), "Arab": ("ARABIC",),
+                 "Hebr": ("HEBREW",), "Thai": ("THAI",), "Deva": ("DEVANAGARI",), "Hans": ("CJK",),
+                 "Hant": ("CJK",), "Jpan": ("CJK", "HIRAGANA", "KATAKANA"), "Kore": ("HANGUL", "CJK")}
+
+
 def translation_problem(source: str, translation: str, languages: Languages) -> str | None:
     """Why ``translation`` is not a translation of ``source`` (None when it may be one): empty,
-    or the source left as it was although the languages differ."""
+    the source left as it was although the languages differ, a refusal, or no letter of the
+    target language's script at all (a reply in another language)."""
     if not translation.strip():
         return "empty"
     same_language = _primary(languages.source) == _primary(languages.target)
     if not same_language and _comparable(translation) == _comparable(source) and any(c.isalpha() for c in source):
         return "not translated"
+    if _REFUSAL.search(translation) and not _REFUSAL.search(source):
+        return "refused"
+    if not same_language and any(c.isalpha() for c in translation) and not _has_script(translation, languages.target):
+        return "wrong language"
     return None
+
+
+def _has_script(text: str, language: str) -> bool:
+    """Whether ``text`` has a letter of ``language``'s usual script (True when that is unknown)."""
+    prefixes = _SCRIPT_NAMES.get(_script(language))
+    if prefixes is None:
+        return True
+    return any(c.isalpha() and unicodedata.name(c, "").startswith(prefixes) for c in text)
+
+
+def _script(language: str) -> str:
+    try:
+        return str(langcodes.Language.get(language).maximize().script or "")
+    except (LookupError, ValueError):  # a code langcodes cannot expand: no script check
+        return ""
 
 
 def _comparable(text: str) -> str:

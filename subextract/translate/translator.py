@@ -33,8 +33,19 @@ class TranslationStats:
     retries: int = 0        # requests asked again after a misaligned or empty reply
     splits: int = 0         # batches halved after their retries
     single: int = 0         # cues that ended up translated in a request of their own
-    kept_original: int = 0  # cues left untranslated because every reply was empty
+    kept_original: int = 0  # cues left untranslated (kept their original text), for any of the reasons below
+    empty: int = 0          # ... every reply for them was empty
+    refused: int = 0        # ... the translator refused
+    copied: int = 0         # ... it gave the source back
+    wrong_language: int = 0  # ... it replied in another language
+    identical: int = 0      # ... it gave one reply for every distinct line
     seconds: float = 0.0
+
+    def untranslated_reasons(self) -> str:
+        """``2 refused, 1 copied``: why cues kept their original text."""
+        counts = [(self.empty, "empty"), (self.refused, "refused"), (self.copied, "copied"),
+                  (self.wrong_language, "in another language"), (self.identical, "one reply for every line")]
+        return ", ".join(f"{n} {why}" for n, why in counts if n)
 
 
 @dataclass
@@ -76,10 +87,11 @@ class Translator:
             replies = self.model.complete(prompts, temperatures)
             run.stats.requests += len(pending)
             pending = [follow_up for job, reply in zip(pending, replies) for follow_up in run.settle(job, reply)]
+        run.reject_identical()
         run.stats.seconds = time.monotonic() - started
         if run.stats.kept_original:
-            run.warnings.append(f"{run.stats.kept_original} cues kept their original text: every reply of the "
-                                "translator for them was empty")
+            run.warnings.append(f"{run.stats.kept_original} cues kept their original text: the translator's replies "
+                                f"for them were no translation ({run.stats.untranslated_reasons()})")
         return TranslationResult(texts=[t if t is not None else "" for t in run.translations], stats=run.stats,
                                  warnings=run.warnings)
 
@@ -124,16 +136,36 @@ class _Run:
     def _settle_single(self, job: _Job, reply: str) -> list[_Job]:
         source = self.texts[job.start]
         text = parse_single(reply)
-        if translation_problem(source, text, self.languages) and job.attempt < self.settings.retries:
+        problem = translation_problem(source, text, self.languages)
+        if problem and job.attempt < self.settings.retries:
             self.stats.retries += 1
             return [_Job(job.start, job.stop, job.attempt + 1)]
         self.stats.single += 1
-        if not text:
-            # The model gave nothing usable: the cue keeps its text rather than going blank.
-            self.stats.kept_original += 1
+        if problem:
+            # No translation came: the cue keeps its text (rather than going blank or carrying a
+            # refusal) and is counted, so the run can say it is incomplete.
+            self._count_untranslated(problem)
             text = source
         self._accept(job.start, text)
         return []
+
+    def _count_untranslated(self, problem: str) -> None:
+        self.stats.kept_original += 1
+        field_name = {"empty": "empty", "not translated": "copied", "refused": "refused",
+                      "wrong language": "wrong_language"}[problem]
+        setattr(self.stats, field_name, getattr(self.stats, field_name) + 1)
+
+    def reject_identical(self) -> None:
+        """One reply for every distinct line (three or more) is the model repeating itself, not a
+        translation: every cue keeps its text."""
+        distinct = {text for text in self.texts if text.strip()}
+        replies = {t for t, source in zip(self.translations, self.texts) if source.strip() and t != source}
+        if len(distinct) >= 3 and len(replies) == 1:
+            for index, source in enumerate(self.texts):
+                if source.strip() and self.translations[index] != source:
+                    self.translations[index] = source
+                    self.stats.kept_original += 1
+                    self.stats.identical += 1
 
     def _accept(self, index: int, text: str) -> None:
         self.translations[index] = text
