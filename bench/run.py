@@ -70,8 +70,12 @@ def popeye_cases(folder: Path) -> list[Case]:
         return []
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as bin_dir:
-        # burn.sh calls plain `ffmpeg`: give it the one subextract uses.
-        os.symlink(ffmpeg_exe(), Path(bin_dir) / "ffmpeg")
+        # burn.sh calls plain `ffmpeg`: give it the one subextract uses, at a constant frame rate
+        # (FFmpeg 7+'s MP4 muxer gives up on the long timestamp gap a late last PGS packet leaves).
+        shim = Path(bin_dir) / "ffmpeg"
+        shim.write_text(f"#!{sys.executable}\nimport os, sys\nargs = sys.argv[1:]\n"
+                        f"os.execv({ffmpeg_exe()!r}, [{ffmpeg_exe()!r}, *args[:-1], '-fps_mode', 'cfr', args[-1]])\n")
+        shim.chmod(0o755)
         env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
         subprocess.run(["sh", str(POPEYE / "burn.sh"), str(folder)], check=True, env=env)
     cases = []

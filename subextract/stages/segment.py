@@ -2,12 +2,14 @@
 
 OCR runs once per segment, so this stage decides the OCR cost. Comparing raw band pixels (or a
 perceptual hash of them) mistakes a moving background for a new subtitle, so frames are compared
-through a *text mask*: bright strokes with a dark outline, shadow or box right next to them,
-which is how burned-in subtitles are drawn to stay legible. The mask of a subtitle stays put
-while the picture behind it moves. Masks are compared with a small dilation tolerance (a
-hand-written comparison: a perceptual hash of a wide strip squeezes each glyph into a fraction of
-a cell and cannot tell two subtitles of equal length apart). The imagehash of the mask still
-serves as the segment's identity, so a repeated line can reuse an earlier reading.
+through a *text mask*: bright strokes thinner than a few pixels, with a dark outline, shadow or
+box right next to them where the video's subtitles are drawn so (``stages/appearance.py``
+decides, and picks the plane the text stands out in). The mask of a subtitle stays put while the
+picture behind it moves. Masks are compared with a small dilation tolerance (a hand-written
+comparison: a perceptual hash of a wide strip squeezes each glyph into a fraction of a cell and
+cannot tell two subtitles of equal length apart). Text that the mask loses over a bright picture
+is followed by how far its known strokes still stand above their surroundings. The imagehash of
+the mask serves as a quick identity, so a repeated line can reuse an earlier reading.
 """
 
 from __future__ import annotations
