@@ -78,6 +78,7 @@ class SegmentSettings:
     plane_noise_floor: Level
     repeat_difference: Share
     repeat_glyph_change: Share
+    centred_lines: Share
     plain_bright_margin: Level
     plain_bright_low: Level
     plain_bright_high: Level

@@ -32,7 +32,7 @@ from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import VideoInfo, probe
 from subextract.stages.region import LineStrip, Region, TextBox, find_bands, line_strips, prescan_frames
-from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames
+from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames, yuv_to_bgr
 from subextract.stages.segment import Segment, Segmenter, exact_lost_share, glyph_changed, mask_difference
 
 logger = logging.getLogger(__name__)
@@ -292,6 +292,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     def accept(segment: Segment) -> None:
         if not segment.settled and segment.end - segment.start < settings.align.min_duration:
             return  # a glimpse of stroke-like background, or flicker too short to become a cue
+        if segment.image.ndim == 3:
+            segment.image = yuv_to_bgr(segment.image)
         key = cache.lookup(segment)
         if key is None:
             key = len(segments)

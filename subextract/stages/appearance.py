@@ -112,6 +112,10 @@ def settings_for(appearance: Appearance | None, settings: SegmentSettings) -> Se
         return replace(settings, dark_max=255)
     bright_min = int(np.clip(appearance.level - settings.plain_bright_margin, settings.plain_bright_low,
                              settings.plain_bright_high))
-    contrast_min = settings.contrast_min if appearance.plane == "y" else \
-        int(np.clip(appearance.lift // 2, settings.hold_contrast, settings.contrast_min))
-    return replace(settings, dark_max=255, bright_min=bright_min, contrast_min=contrast_min)
+    if appearance.plane == "y":
+        return replace(settings, dark_max=255, bright_min=bright_min)
+    # A chroma plane is nearly flat where there is no colour: half the strokes' lift is well
+    # above its noise, and text held lasts down to half of that.
+    contrast_min = int(np.clip(appearance.lift // 2, settings.plane_noise_floor, settings.contrast_min))
+    return replace(settings, dark_max=255, bright_min=bright_min, contrast_min=contrast_min,
+                   hold_contrast=min(settings.hold_contrast, max(settings.plane_noise_floor // 2, contrast_min // 2)))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
+import cv2
 import ffmpeg
 import numpy as np
 
@@ -41,7 +42,10 @@ class Band:
 @dataclass(frozen=True)
 class Frame:
     pts: float  # seconds from the start of the video
-    bands: tuple[np.ndarray, ...]  # grey crops, one per band, at analysis/OCR resolution
+    # One crop per band at analysis/OCR resolution: grey, or with a mask plane its Y, U and V
+    # planes as three channels (the OCR picture keeps the colour: orange text over white fur has
+    # the fur's luma).
+    bands: tuple[np.ndarray, ...]
     mask_bands: tuple[np.ndarray, ...] = ()  # the same crops in the request's mask plane, when it has one
 
 
@@ -60,7 +64,7 @@ class DecodeRequest:
     reference_frames_only: bool = False  # skip the frames no other frame is predicted from
     blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
     plane: str = "y"  # what the crops carry: luma ("y"), or a chroma plane ("u", "v"; "-u", "-v" inverted)
-    mask_plane: str | None = None  # a second plane the same crops come in too (Frame.mask_bands)
+    mask_plane: str | None = None  # a chroma plane ("u", "v", "-u", "-v") for Frame.mask_bands: crops come as YUV
     frame_duration: float = 0.04  # the stream's (or the sampling's) frame spacing: what counts as a missing frame
 
 
@@ -121,11 +125,9 @@ def _filter_graph(request: DecodeRequest, proxy: str | None):
     for x, y, w, h in request.blackout:
         stream = stream.filter("drawbox", x=x, y=y, w=w, h=h, color="black", t="fill")
     crops = []
-    planes = [request.plane] + ([request.mask_plane] if request.mask_plane else [])
-    wanted = [(band, plane) for plane in planes for band in request.bands]
-    parts = stream.split() if len(wanted) > 1 else None
+    parts = stream.split() if len(request.bands) > 1 else None
     widths = [scaled_size(b, request.scale)[0] for b in request.bands]
-    for i, (band, plane) in enumerate(wanted):
+    for i, band in enumerate(request.bands):
         part = parts[i] if parts is not None else stream
         w, h = scaled_size(band, request.scale)
         part = part.crop(band.x, band.y, band.width, band.height)
@@ -133,9 +135,26 @@ def _filter_graph(request: DecodeRequest, proxy: str | None):
             part = part.filter("scale", w, h, flags="area")
         if w < max(widths):
             part = part.filter("pad", max(widths), h, 0, 0)
-        crops.append(_plane(part, plane))
+        crops.append(part)
     stacked = crops[0] if len(crops) == 1 else ffmpeg.filter(crops, "vstack", inputs=len(crops))
+    stacked = stacked.filter("format", "yuv444p") if request.mask_plane else _plane(stacked, request.plane)
     return stacked.filter("showinfo", **_showinfo_options())
+
+
+def _output_format(request: DecodeRequest) -> tuple[str, int]:
+    """The raw pixel format FFmpeg writes and its planes: with a mask plane, all three planes."""
+    return ("yuv444p", 3) if request.mask_plane else ("gray", 1)
+
+
+def _mask_plane(yuv: np.ndarray, plane: str) -> np.ndarray:
+    """One chroma plane of a (3, h, w) crop, inverted for "-u"/"-v"."""
+    chroma = yuv["yuv".index(plane[-1])]
+    return 255 - chroma if plane.startswith("-") else chroma
+
+
+def yuv_to_bgr(yuv: np.ndarray) -> np.ndarray:
+    """A (h, w, 3) Y, U, V picture in OpenCV's BGR order (what the OCR engines take)."""
+    return cv2.cvtColor(np.ascontiguousarray(yuv[..., [0, 2, 1]]), cv2.COLOR_YCrCb2BGR)
 
 
 def _plane(stream, plane: str):
@@ -173,7 +192,8 @@ def _input_options(request: DecodeRequest, proxy: str | None) -> dict:
 
 def build_command(request: DecodeRequest, proxy: str | None = None) -> list[str]:
     """``proxy``: the vetting proxy an HTTP(S) input's requests go through (``netguard``)."""
-    out = _filter_graph(request, proxy).output("pipe:", format="rawvideo", pix_fmt="gray", fps_mode="passthrough")
+    out = _filter_graph(request, proxy).output("pipe:", format="rawvideo", pix_fmt=_output_format(request)[0],
+                                               fps_mode="passthrough")
     return out.global_args("-nostdin", "-hide_banner", "-loglevel", "verbose").compile(cmd=ffmpeg_exe())
 
 
@@ -200,10 +220,11 @@ def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque,
 def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) -> Iterator[Frame]:
     """Yield frames in presentation order; stops early (and cleanly) if the consumer stops."""
     report = report if report is not None else DecodeReport()
-    sizes = [scaled_size(b, request.scale) for b in request.bands] * (2 if request.mask_plane else 1)
+    sizes = [scaled_size(b, request.scale) for b in request.bands]
     width = max(w for w, _ in sizes)
     heights = [h for _, h in sizes]
-    frame_bytes = width * sum(heights)
+    planes = _output_format(request)[1]
+    frame_bytes = width * sum(heights) * planes
     offsets = np.cumsum([0, *heights])
     pts_queue: queue.Queue[float | None] = queue.Queue()
     errors: deque[str] = deque(maxlen=20)
@@ -225,12 +246,15 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
             pts = pts_queue.get(timeout=30)
             if pts is None:
                 break
-            image = np.frombuffer(data, np.uint8).reshape(sum(heights), width)
-            crops = tuple(image[offsets[i]:offsets[i + 1], :sizes[i][0]] for i in range(len(sizes)))
+            image = np.frombuffer(data, np.uint8).reshape(planes, sum(heights), width)
+            crops = [image[:, offsets[i]:offsets[i + 1], :sizes[i][0]] for i in range(len(sizes))]
             report.frames += 1
             report.last_pts = request.start + pts
-            count = len(request.bands)
-            yield Frame(pts=request.start + pts, bands=crops[:count], mask_bands=crops[count:])
+            if request.mask_plane:
+                yield Frame(pts=request.start + pts, bands=tuple(np.stack(tuple(c), axis=-1) for c in crops),
+                            mask_bands=tuple(_mask_plane(c, request.mask_plane) for c in crops))
+            else:
+                yield Frame(pts=request.start + pts, bands=tuple(c[0] for c in crops))
     finally:
         if process.poll() is None:
             process.kill()

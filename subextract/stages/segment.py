@@ -234,6 +234,19 @@ def text_lines(core: np.ndarray, picture_shape: tuple[int, int], min_density: fl
                  if np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0))
 
 
+def centred(lines: Sequence[Box], width: int, tolerance: float) -> tuple[Box, ...]:
+    """Line boxes centred on the band's middle (within ``tolerance`` of its width) made
+    symmetric about it: subtitles are centred, so where the mask missed one end of a line (a
+    busy picture behind it) the crop still holds the whole line."""
+    middle = width / 2
+    boxes = []
+    for x0, y0, x1, y1 in lines:
+        if abs((x0 + x1) / 2 - middle) <= tolerance * width:
+            x0, x1 = int(min(x0, width - x1)), int(max(x1, width - x0))
+        boxes.append((x0, y0, x1, y1))
+    return tuple(boxes)
+
+
 def has_text_line(core: np.ndarray, min_density: float) -> bool:
     """Whether some line of stable strokes is packed as densely as a text line's glyphs."""
     return bool(text_lines(core, core.shape, min_density))
@@ -575,4 +588,5 @@ class Segmenter:
                       before_start=segment.before_start,
                       last_shown=segment.last_shown, image=image,
                       mask_hash=mask_hash(core), mask=core,
-                      lines=text_lines(core, image.shape, self.settings.min_line_density))
+                      lines=centred(text_lines(core, image.shape, self.settings.min_line_density), image.shape[1],
+                                    self.settings.centred_lines))

@@ -75,14 +75,19 @@ def stack_strips(strips: Sequence[np.ndarray]) -> np.ndarray:
     return np.vstack(rows)
 
 
+def _pil(image: np.ndarray) -> Image.Image:
+    """A grey picture, or a colour one in OpenCV's BGR order (the pictures every engine gets)."""
+    return Image.fromarray(image[..., ::-1].copy() if image.ndim == 3 else image)
+
+
 def to_pil(image: np.ndarray) -> Image.Image:
     # RGB: some processors skip their own grey-to-RGB conversion and expect three channels.
-    return Image.fromarray(image).convert("RGB")
+    return _pil(image).convert("RGB")
 
 
 def to_png(image: np.ndarray) -> bytes:
     buffer = io.BytesIO()
-    Image.fromarray(image).save(buffer, format="PNG")  # grey PNG: a third of the bytes of RGB
+    _pil(image).save(buffer, format="PNG")  # a grey PNG is a third of the bytes of RGB
     return buffer.getvalue()
 
 
