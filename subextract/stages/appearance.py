@@ -115,7 +115,9 @@ def settings_for(appearance: Appearance | None, settings: SegmentSettings) -> Se
     if appearance.plane == "y":
         return replace(settings, dark_max=255, bright_min=bright_min)
     # A chroma plane is nearly flat where there is no colour: half the strokes' lift is well
-    # above its noise, and text held lasts down to half of that.
+    # above its noise, text held lasts down to half of that, and fewer stroke pixels make text
+    # (chroma is subsampled: a thin glyph leaves fewer of them than in luma).
     contrast_min = int(np.clip(appearance.lift // 2, settings.plane_noise_floor, settings.contrast_min))
     return replace(settings, dark_max=255, bright_min=bright_min, contrast_min=contrast_min,
-                   hold_contrast=min(settings.hold_contrast, max(settings.plane_noise_floor // 2, contrast_min // 2)))
+                   hold_contrast=min(settings.hold_contrast, max(settings.plane_noise_floor // 2, contrast_min // 2)),
+                   min_text_share=settings.min_text_share * settings.chroma_text_share)

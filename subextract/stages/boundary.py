@@ -15,7 +15,8 @@ import numpy as np
 
 from subextract.config import SegmentSettings
 from subextract.stages.sample import Frame
-from subextract.stages.segment import Segment, adds_line, analysis_view, lost_share, text_mask
+from subextract.stages.segment import (Segment, adds_line, analysis_view, exact_lost_share, lost_share, still_shown,
+                                      stroke_lift, text_mask)
 
 DecodeRange = Callable[[float, float], Iterable[Frame]]  # (start, end) → frames in [start, end)
 
@@ -46,13 +47,21 @@ def _merged_ranges(intervals: Sequence[_Interval], join_gap: float) -> list[tupl
     return ranges
 
 
-def _shows(mask: np.ndarray, segment: Segment, settings: SegmentSettings) -> bool:
+def _shows(mask: np.ndarray, lift: np.ndarray, segment: Segment, settings: SegmentSettings) -> bool:
     """The frame holds the segment's strokes and no line more (a new subtitle drawn over the old
-    one's place can cover its strokes, so losing none of them is not enough)."""
+    one's place can cover its strokes, so losing none of them is not enough) nor text of its own
+    at the old one's place (dense text replaced in place keeps most strokes within one pixel, few
+    at their very pixels); or, where its mask lost them over a bright picture, the strokes still
+    stand above their surroundings (as the segmenter holds such text)."""
     min_pixels = settings.min_text_share * mask.size
-    if np.count_nonzero(mask) < min_pixels or lost_share(segment.mask, mask) > settings.change_threshold:
+    replaced = np.count_nonzero(mask) >= settings.text_hold * min_pixels \
+        and exact_lost_share(segment.mask, mask) > settings.exact_change_threshold \
+        and exact_lost_share(mask, segment.mask) >= settings.replacement_new_share
+    if replaced or adds_line(segment.mask, mask, settings) is not None:
         return False
-    return adds_line(segment.mask, mask, settings) is None
+    if np.count_nonzero(mask) >= min_pixels and lost_share(segment.mask, mask) <= settings.change_threshold:
+        return True
+    return still_shown(segment.mask, lift, settings)
 
 
 def refine_boundaries(segments: Sequence[Segment], decode_range: DecodeRange, frame_duration: float,
@@ -63,18 +72,20 @@ def refine_boundaries(segments: Sequence[Segment], decode_range: DecodeRange, fr
     frames: list[tuple[float, list[np.ndarray]]] = []
     for start, end in _merged_ranges(wanted, join_gap):
         for frame in decode_range(start, end + frame_duration / 2):
-            frames.append((frame.pts, [text_mask(analysis_view(band, settings.analysis_width), settings)
-                                       for band in frame.mask_bands or frame.bands]))
+            views = [analysis_view(band, settings.analysis_width) for band in frame.mask_bands or frame.bands]
+            frames.append((frame.pts, [(text_mask(view, settings, lift), lift)
+                                       for view in views for lift in [stroke_lift(view, settings)]]))
     refined = []
     for segment in segments:
         start, end = segment.start, segment.end
         for gap in _intervals(segment, frame_duration):
             inside = [(pts, masks[segment.band]) for pts, masks in frames if gap.start < pts <= gap.end]
             if gap.end == segment.start:
-                start = next((pts for pts, mask in inside if _shows(mask, segment, settings)), start)
+                start = next((pts for pts, (mask, lift) in inside if _shows(mask, lift, segment, settings)), start)
             else:
                 # At the end of the stream every frame may show it: it ends after the last one.
                 stream_end = inside[-1][0] + frame_duration if inside else end
-                end = next((pts for pts, mask in inside if not _shows(mask, segment, settings)), stream_end)
+                end = next((pts for pts, (mask, lift) in inside if not _shows(mask, lift, segment, settings)),
+                           stream_end)
         refined.append(replace(segment, start=start, end=end))
     return refined

@@ -377,17 +377,23 @@ class Segmenter:
                 and not fading_out(current.core, mask)
             if (not holds_text or lost) and settled and current.gain is None \
                     and self._added_line(current, mask) is None \
+                    and not self._brings_own_text(current, mask) \
                     and still_shown(current.core, lift, self.settings):
                 # The mask lost the text (plain text over a bright picture) but its strokes are
-                # still there: the same text goes on, and this frame does not shape its core.
+                # still there, and no text of its own has come (dense text replaced in place
+                # would leave the old strokes lifted too): the same text goes on, and this frame
+                # does not shape its core.
                 held = True
                 current.last_shown = pts
             elif not holds_text or lost:
-                if current.gain is None:
+                if current.gain is None and current.replaced_frames == 0:
                     yield from self._end(pts, view, text_follows=has_text)
                 else:
-                    # Lines added a few frames ago were the new text's first frames: it began there.
-                    yield from self._split_at(current, current.gain_start, current.gain_before)
+                    # Lines added, or the core's pixels lost to strokes of their own, a few frames
+                    # ago were the new text's first frames: it began there.
+                    start, before = (current.gain_start, current.gain_before) if current.gain is not None \
+                        else (current.replaced_start, current.replaced_before)
+                    yield from self._split_at(current, start, before)
                     if not holds_text:
                         yield from self.finish(pts)
             elif self._track_gain(current, mask, pts):
@@ -451,6 +457,13 @@ class Segmenter:
         else:
             segment.gain, segment.gain_frames = None, 0
         return False
+
+    def _brings_own_text(self, segment: _OpenSegment, mask: np.ndarray) -> bool:
+        """Whether ``mask`` holds text of its own: strokes off the core's pixels, as many as text
+        that holds and packed like it (the same text half hidden keeps only core pixels)."""
+        own = mask & ~segment.core
+        return exact_lost_share(mask, segment.core) >= self.settings.replacement_new_share and _is_line_like(
+            own, self.settings.text_hold * self._min_pixels(mask), self.settings.min_line_density)
 
     def _added_line(self, segment: _OpenSegment, mask: np.ndarray) -> np.ndarray | None:
         """The line's worth of strokes ``mask`` adds to the core, unless most of them were strokes
