@@ -12,7 +12,8 @@ import pytest
 
 from subextract.pipeline.run import _ReadingCache
 from subextract.stages.appearance import Appearance, settings_for
-from subextract.stages.segment import Segmenter, has_text_line, line_boxes, still_shown, stroke_lift, text_mask
+from subextract.stages.segment import (Segmenter, centred, has_text_line, line_boxes, still_shown, stroke_lift,
+                                      text_mask)
 from test_segment import H, SETTINGS, W, _fill, _ys, background, times
 
 PLAIN = settings_for(Appearance(plane="y", outlined=False, level=250, lift=90, lines=3), SETTINGS)
@@ -143,3 +144,10 @@ def test_text_half_hidden_by_a_bright_picture_is_no_replacement():
 
     segments = run([(t, frame(i)) for i, t in enumerate(ts)])
     assert [(s.start, s.end) for s in segments] == [(ts[5], ts[65])]
+
+
+def test_centred_line_boxes_are_made_symmetric():
+    """The mask saw only the right end of a centred line: the crop is widened to the mirror of it
+    about the band's middle; a line far off the middle (a sign) keeps its own box."""
+    assert centred([(340, 10, 600, 40)], 800, 0.2) == ((200, 10, 600, 40),)
+    assert centred([(600, 10, 780, 40)], 800, 0.2) == ((600, 10, 780, 40),)
