@@ -26,3 +26,12 @@ def test_english_rules_stay_out_of_other_languages():
     assert fix_common_errors("l said", "de") == "l said"
     assert fix_common_errors("| said", "de") == "I said"  # a bar opening a word is never text
     assert fix_common_errors("我说|你", "zh") == "我说|你"
+
+
+def test_junk_off_background_is_no_line():
+    from subextract.stages.ocr_fixes import is_junk
+
+    for junk in (",", ".", "C", "l.", "- 1", ""):
+        assert is_junk(junk), junk
+    for line in ("是", "嗯？", "ね", "네", "OK", "I am", "12"):
+        assert not is_junk(line), line

@@ -8,16 +8,19 @@ import pytest
 
 from subextract.errors import SubextractError
 from subextract.stages import source
-from subextract.stages.source import DEFAULT_READ_TIMEOUT, NETWORK_SCHEMES, check_url, input_args, input_options, \
-    is_url, read_timeout
+from subextract.stages.source import CONTAINER_FORMATS, DEFAULT_READ_TIMEOUT, NETWORK_SCHEMES, STREAM_FORMATS, \
+    check_url, input_args, input_options, is_url, read_timeout
 
-NETWORK_WHITELIST = "http,https,tcp,tls,crypto,rtmp,rtmps"
+HTTP_WHITELIST = "http,https,tcp,tls,crypto,httpproxy"  # tcp reaches only the vetting proxy
+RTMP_WHITELIST = "rtmp,rtmps,tcp,tls"
 LOCAL_WHITELIST = "file,crypto,data"
+PROXY = "http://127.0.0.1:9"
+PUBLIC = "93.184.215.14"  # a public address: no name to resolve on a machine without DNS
 
 
 @pytest.mark.parametrize("scheme", NETWORK_SCHEMES)
 def test_every_network_scheme_is_allowed_in_any_case(scheme):
-    for url in (f"{scheme}://example.com/live", f"{scheme.upper()}://example.com/live"):
+    for url in (f"{scheme}://{PUBLIC}/live", f"{scheme.upper()}://{PUBLIC}/live"):
         assert is_url(url)
         check_url(url)
 
@@ -72,19 +75,28 @@ def test_an_existing_file_with_a_colon_is_a_file_but_a_double_slash_is_always_a_
 
 def test_network_inputs_get_the_network_whitelist_and_the_read_timeout(monkeypatch):
     monkeypatch.delenv("SUBEXTRACT_READ_TIMEOUT", raising=False)
-    options = input_options("https://example.com/live.m3u8")
-    assert options == {"protocol_whitelist": NETWORK_WHITELIST,
-                       "rw_timeout": str(int(DEFAULT_READ_TIMEOUT * 1_000_000))}
-    assert input_args("https://example.com/live.m3u8") == [
-        "-protocol_whitelist", NETWORK_WHITELIST, "-rw_timeout", str(int(DEFAULT_READ_TIMEOUT * 1_000_000))]
+    timeout = str(int(DEFAULT_READ_TIMEOUT * 1_000_000))
+    options = input_options("https://example.com/live.m3u8", proxy=PROXY)
+    assert options == {"protocol_whitelist": HTTP_WHITELIST, "http_proxy": PROXY, "rw_timeout": timeout,
+                       "format_whitelist": ",".join(CONTAINER_FORMATS + STREAM_FORMATS)}
+    assert input_options("rtmp://example.com/live") == {"protocol_whitelist": RTMP_WHITELIST, "rw_timeout": timeout}
+    assert input_args("rtmp://example.com/live") == ["-protocol_whitelist", RTMP_WHITELIST, "-rw_timeout", timeout]
+
+
+def test_an_http_input_without_the_vetting_proxy_is_refused():
+    with pytest.raises(ValueError, match="needs the vetting proxy"):
+        input_options("https://example.com/live.m3u8")
 
 
 def test_local_inputs_may_open_local_files_only(tmp_path):
     video = tmp_path / "movie.mp4"
     video.write_bytes(b"x")
-    assert input_options(str(video)) == {"protocol_whitelist": LOCAL_WHITELIST}
-    assert input_args(str(video)) == ["-protocol_whitelist", LOCAL_WHITELIST]
+    expected = {"protocol_whitelist": LOCAL_WHITELIST, "format_whitelist": ",".join(CONTAINER_FORMATS)}
+    assert input_options(str(video)) == expected
+    assert input_args(str(video)) == ["-protocol_whitelist", LOCAL_WHITELIST, "-format_whitelist",
+                                      ",".join(CONTAINER_FORMATS)]
     assert "http" not in LOCAL_WHITELIST and "tcp" not in LOCAL_WHITELIST
+    assert not {"hls", "concat", "image2"} & set(CONTAINER_FORMATS)
 
 
 @pytest.mark.parametrize("value, seconds", [
@@ -97,8 +109,7 @@ def test_local_inputs_may_open_local_files_only(tmp_path):
 def test_read_timeout_from_the_environment(monkeypatch, value, seconds):
     monkeypatch.setenv("SUBEXTRACT_READ_TIMEOUT", value)
     assert read_timeout() == seconds
-    if is_url("http://example.com/a"):
-        assert input_options("http://example.com/a")["rw_timeout"] == str(int(seconds * 1_000_000))
+    assert input_options("http://example.com/a", proxy=PROXY)["rw_timeout"] == str(int(seconds * 1_000_000))
 
 
 def test_read_timeout_unset_is_the_default(monkeypatch):

@@ -221,14 +221,18 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
                end: float | None = None) -> Region:
     """The bands, the static boxes inside them and the subtitle lines seen; falls back to the
     bottom band when no text is seen. ``detector()`` gives the text detector once the pre-scan
-    frames are decoded (its set-up may still be under way until then)."""
+    frames are decoded (its set-up may still be under way until then). Bands the user chose are
+    pre-scanned too: the lines inside them tell how the subtitles are drawn, and a logo inside
+    them is blacked out as in the bands found."""
     fixed = fixed_bands(settings.mode, info, settings)
-    if fixed is not None:
-        return Region(fixed, [], [], [], 1.0)
     frames = prescan_frames(info, settings, start, end)
     scale = frames[0].shape[1] / info.width if frames else 1.0
     boxes = detect_boxes(frames, detector(), scale)
     static, moving = split_static(boxes, frames, scale, settings)
+    if fixed is not None:
+        lines = [box for box in moving if any(band.y <= box.centre_y <= band.y + band.height
+                                               and band.x <= box.centre_x <= band.x + band.width for band in fixed)]
+        return Region(fixed, static, lines, line_strips(lines, frames, scale), scale)
     rows = subtitle_rows(moving, info, settings)
     bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
     lines = subtitle_lines(moving, rows, info, settings)
