@@ -24,14 +24,14 @@ from subextract.config import Settings, load_settings
 from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
 from subextract.stages.align import Cue, align
-from subextract.stages.appearance import learn_appearance, settings_for
+from subextract.stages.appearance import LineStrip, learn_appearance, settings_for
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.damage import DamagedSpan
 from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
 from subextract.stages.ocr_fixes import fix_common_errors, is_junk
 from subextract.stages.probe import VideoInfo, probe
-from subextract.stages.region import LineStrip, Region, TextBox, find_bands, line_strips, prescan_frames
+from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_frames
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames, yuv_to_bgr
 from subextract.stages.segment import Segment, Segmenter, exact_lost_share, glyph_changed, mask_difference
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from subextract.config import RegionSettings
 from subextract.errors import SubextractError
+from subextract.stages.appearance import LineStrip
 from subextract.stages.probe import VideoInfo
 from subextract.stages.sample import Band, DecodeRequest, decode_frames
 
@@ -187,7 +188,6 @@ def bands_from_rows(rows, info: VideoInfo, settings: RegionSettings) -> list[Ban
     return sorted(bands, key=lambda b: b.y)
 
 
-LineStrip = tuple[np.ndarray, int, int]  # the rows of a pre-scan frame holding a line, the line's columns
 
 
 @dataclass(frozen=True)
@@ -195,8 +195,7 @@ class Region:
     bands: list[Band]
     static: list[TextBox]  # logos and watermarks: text that stays put
     lines: list[TextBox]  # the subtitle lines the pre-scan found
-    strips: list[LineStrip]  # ... in luma: how they are drawn
-    scale: float  # pre-scan frames' size over the picture's
+    strips: list[LineStrip]  # ... in luma at the detector's size: how they are drawn
 
 
 def subtitle_lines(moving: Sequence[TextBox], rows, info: VideoInfo, settings: RegionSettings) -> list[TextBox]:
@@ -232,8 +231,8 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
     if fixed is not None:
         lines = [box for box in moving if any(band.y <= box.centre_y <= band.y + band.height
                                                and band.x <= box.centre_x <= band.x + band.width for band in fixed)]
-        return Region(fixed, static, lines, line_strips(lines, frames, scale), scale)
+        return Region(fixed, static, lines, line_strips(lines, frames, scale))
     rows = subtitle_rows(moving, info, settings)
     bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
     lines = subtitle_lines(moving, rows, info, settings)
-    return Region(bands, static, lines, line_strips(lines, frames, scale), scale)
+    return Region(bands, static, lines, line_strips(lines, frames, scale))
