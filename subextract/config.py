@@ -87,7 +87,7 @@ class SegmentSettings:
 
 @dataclass(frozen=True)
 class OcrSettings:
-    engine: Literal["rapidocr", "vllm", "openai"]
+    engine: Literal["rapidocr", "vllm", "openai", "transformers"]
     det_side: Pixels
     threads: Count
     min_confidence: Share

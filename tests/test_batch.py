@@ -311,7 +311,9 @@ def assert_same_outputs(out: Path, reference: Path) -> None:
 def test_killed_or_interrupted_then_rerun_gives_the_same_outputs(sig, broken_run, tmp_path):
     reference = broken_run[0] / "out"
     videos, out = good_tree(tmp_path / "videos"), tmp_path / "out"
-    process = subprocess.Popen(batch_command(str(videos), "--out", str(out), "--jobs", "2"),
+    # One job: after the first video is done the next takes seconds, so the signal always lands
+    # mid-run (with two, both could finish in the poll's 0.1 s on a loaded machine).
+    process = subprocess.Popen(batch_command(str(videos), "--out", str(out), "--jobs", "1"),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     wait_for_done(out, process)
     if sig == signal.SIGINT:
