@@ -29,7 +29,7 @@ from subextract.stages.boundary import refine_boundaries
 from subextract.stages.damage import DamagedSpan
 from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
-from subextract.stages.ocr_fixes import fix_common_errors, is_junk
+from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import VideoInfo, probe
 from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_frames
 from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames, yuv_to_bgr
@@ -178,9 +178,9 @@ class _ReadingCache:
 
 def _tag_languages(reading: Reading) -> Reading:
     """Every line gets a language tag (one the engine set, a VLM's own, is kept) and the OCR
-    confusions common in that language fixed; junk read off background is dropped."""
+    confusions common in that language fixed."""
     tagged = (line if line.language != "und" else replace(line, language=detect_language(line.text))
-              for line in reading.lines if not is_junk(line.text))
+              for line in reading.lines)
     return Reading(lines=tuple(replace(line, text=fix_common_errors(line.text, line.language)) for line in tagged))
 
 

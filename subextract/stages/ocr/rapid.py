@@ -11,6 +11,7 @@ import numpy as np
 from subextract.config import OcrSettings
 from subextract.stages.lines import Box
 from subextract.stages.ocr import Reading, TextLine
+from subextract.stages.ocr_fixes import is_junk
 
 
 def _rapidocr(det_side: int, threads: int):
@@ -62,7 +63,7 @@ class RapidOcrEngine:
             x0, y0, x1, y1 = box
             result = self._engine.recognize_txt([bgr[y0:y1, x0:x1]])
             line = TextLine(text=result.txts[0].strip(), confidence=float(result.scores[0]), box=box)
-            if line.confidence < self.settings.trust_line_boxes or not line.text:
+            if line.confidence < self.settings.trust_line_boxes or is_junk(line.text):
                 return None
             read.append(line)
         return Reading(lines=tuple(read))
@@ -76,7 +77,8 @@ class RapidOcrEngine:
             for box, text, score in zip(result.boxes, result.txts, result.scores)
             if text.strip() and score >= self.settings.min_confidence
         ]
-        return Reading(lines=tuple(_subtitle_lines(join_fragments(fragments), self.settings.min_line_height)))
+        lines = [line for line in join_fragments(fragments) if not is_junk(line.text)]
+        return Reading(lines=tuple(_subtitle_lines(lines, self.settings.min_line_height)))
 
 
 def _bounding_box(quad: np.ndarray) -> tuple[int, int, int, int]:
