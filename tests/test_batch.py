@@ -313,8 +313,11 @@ def test_killed_or_interrupted_then_rerun_gives_the_same_outputs(sig, broken_run
     videos, out = good_tree(tmp_path / "videos"), tmp_path / "out"
     # One job: after the first video is done the next takes seconds, so the signal always lands
     # mid-run (with two, both could finish in the poll's 0.1 s on a loaded machine).
+    # SIGINT back to its default in the child: a test run started in the background (`cmd &`)
+    # inherits it ignored, and Python then never turns Ctrl-C into KeyboardInterrupt.
     process = subprocess.Popen(batch_command(str(videos), "--out", str(out), "--jobs", "1"),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     wait_for_done(out, process)
     if sig == signal.SIGINT:
         os.killpg(process.pid, sig)  # as Ctrl-C on a terminal: to the whole process group
