@@ -391,19 +391,21 @@ def _strips_by_plane(region: Region, info: VideoInfo, settings: Settings, start:
                      end: float | None) -> dict[str, list[LineStrip]]:
     """The pre-scan's subtitle lines in luma and in each chroma plane, both ways round, at the
     segmenter's analysis size (thin strokes vanish from chroma at the detector's smaller size).
-    Only keyframes are decoded again, once per plane."""
+    Only keyframes are decoded again: grey (the segmenter's luma is FFmpeg's grey, not the raw Y
+    plane), and once in colour for both chroma planes."""
     strips = {"y": region.strips}
     if not region.lines:
         return strips
     scale = min(1.0, settings.segment.analysis_width / info.width)
-    for plane in ("y", "u", "v"):
-        frames = prescan_frames(info, settings.region, start, end, plane=plane, scale=scale)
-        if len(frames) <= max(line.frame for line in region.lines):
-            return {"y": region.strips}  # decoding broke off part-way: what the detector saw
-        found = line_strips(region.lines, frames, scale)
+    grey = prescan_frames(info, settings.region, start, end, scale=scale)
+    colour = prescan_frames(info, settings.region, start, end, scale=scale, colour=True)
+    if min(len(grey), len(colour)) <= max(line.frame for line in region.lines):
+        return strips  # decoding broke off part-way: what the detector saw
+    strips["y"] = line_strips(region.lines, grey, scale)
+    for index, plane in ((1, "u"), (2, "v")):
+        found = line_strips(region.lines, [frame[..., index] for frame in colour], scale)
         strips[plane] = found
-        if plane != "y":
-            strips[f"-{plane}"] = [(255 - strip, x0, x1) for strip, x0, x1 in found]
+        strips[f"-{plane}"] = [(255 - strip, x0, x1) for strip, x0, x1 in found]
     return strips
 
 

@@ -79,16 +79,18 @@ def fixed_bands(mode: str, info: VideoInfo, settings: RegionSettings) -> list[Ba
 
 
 def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end: float | None,
-                   plane: str = "y", scale: float | None = None) -> list[np.ndarray]:
+                   scale: float | None = None, colour: bool = False) -> list[np.ndarray]:
     """Up to ``prescan_frames`` keyframes spread over the range (only keyframes are decoded: cheap),
-    at ``scale`` (by default the detector's input size)."""
+    at ``scale`` (by default the detector's input size); grey, or with ``colour`` their Y, U and
+    V planes as three channels."""
     if scale is None:
         scale = min(1.0, settings.prescan_det_side / max(info.width, info.height))
     whole = Band(0, 0, info.width, info.height, "frame")
     if end is None and not info.duration:
         # A live stream has no end to spread the looks over: watch the time 8 looks take, then decide.
         end = start + 8 * settings.prescan_interval
-    request = DecodeRequest(info.path, [whole], scale=scale, start=start, end=end, keyframes_only=True, plane=plane)
+    request = DecodeRequest(info.path, [whole], scale=scale, start=start, end=end, keyframes_only=True,
+                            mask_plane="u" if colour else None)  # any chroma plane: the crops come as Y, U, V
     span = max(1e-3, (end or info.duration or 1.0) - start)
     # Short videos need fewer looks: one per prescan_interval seconds, at least 8.
     buckets = max(8, min(settings.prescan_frames, round(span / settings.prescan_interval)))

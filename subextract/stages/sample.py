@@ -63,7 +63,6 @@ class DecodeRequest:
     keyframes_only: bool = False
     reference_frames_only: bool = False  # skip the frames no other frame is predicted from
     blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
-    plane: str = "y"  # what the crops carry: luma ("y"), or a chroma plane ("u", "v"; "-u", "-v" inverted)
     mask_plane: str | None = None  # a chroma plane ("u", "v", "-u", "-v") for Frame.mask_bands: crops come as YUV
     frame_duration: float = 0.04  # the stream's (or the sampling's) frame spacing: what counts as a missing frame
 
@@ -137,7 +136,7 @@ def _filter_graph(request: DecodeRequest, proxy: str | None):
             part = part.filter("pad", max(widths), h, 0, 0)
         crops.append(part)
     stacked = crops[0] if len(crops) == 1 else ffmpeg.filter(crops, "vstack", inputs=len(crops))
-    stacked = stacked.filter("format", "yuv444p") if request.mask_plane else _plane(stacked, request.plane)
+    stacked = stacked.filter("format", "yuv444p" if request.mask_plane else "gray")
     return stacked.filter("showinfo", **_showinfo_options())
 
 
@@ -155,17 +154,6 @@ def _mask_plane(yuv: np.ndarray, plane: str) -> np.ndarray:
 def yuv_to_bgr(yuv: np.ndarray) -> np.ndarray:
     """A (h, w, 3) Y, U, V picture in OpenCV's BGR order (what the OCR engines take)."""
     return cv2.cvtColor(np.ascontiguousarray(yuv[..., [0, 2, 1]]), cv2.COLOR_YCrCb2BGR)
-
-
-def _plane(stream, plane: str):
-    """One plane as grey: luma, or a chroma plane where coloured subtitles stand out (orange text
-    over white fur has the fur's luma but a chroma the fur has nowhere)."""
-    if plane == "y":
-        return stream.filter("format", "gray")
-    if plane.lstrip("-") not in ("u", "v"):
-        raise ValueError(f"unknown plane {plane!r}")
-    stream = stream.filter("format", "yuv444p").filter("extractplanes", plane.lstrip("-"))
-    return stream.filter("negate") if plane.startswith("-") else stream
 
 
 @lru_cache(maxsize=1)
