@@ -12,7 +12,7 @@ from pathlib import Path
 from subextract.config import Settings, TranslateSettings, load_settings, preset_names
 from subextract.errors import SubextractError
 
-SUBCOMMANDS = ("score", "batch", "translate")
+SUBCOMMANDS = ("score", "batch", "translate", "serve")
 
 _EPILOG = """examples:
   subextract movie.mp4 --lang zh              writes movie.zh.srt next to the video
@@ -27,6 +27,7 @@ sub-commands:
   subextract score REF.srt HYP.srt [--json]   accuracy and timing of HYP against REF
   subextract batch INPUT... --out DIR         many videos, resumable, in parallel (docs/batch.md)
   subextract translate SUBS.srt --to en       translate an existing SRT or WebVTT file
+  subextract serve [--port 8000] [--data DIR] an HTTP service with a job queue and a proofreading page
 """
 
 
@@ -528,6 +529,10 @@ def main(argv: list[str] | None = None) -> int:
             return batch.main(argv[1:])
         if argv and argv[0] == "translate":
             return run_translate_file(argv[1:])
+        if argv and argv[0] == "serve":
+            from subextract.serve.main import main as serve
+
+            return serve(argv[1:])
         return run_extract(build_parser().parse_args(argv))
     except SubextractError as exc:
         print(f"subextract: error: {exc}", file=sys.stderr)

@@ -1,0 +1,232 @@
+"""Worker threads that take queued jobs from the store and run them, one job per thread.
+
+Threads, not processes: decoding runs in FFmpeg's process and OCR in ONNX Runtime, which release
+the GIL, so threads overlap as well as processes would here, and they share the store, the
+metrics and (per the engine's traits) one engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from subextract.errors import SubextractError
+from subextract.serve.options import JobOptions
+from subextract.serve.service import ServiceConfig
+from subextract.serve.store import ORIGINAL, Job, StoredCue, Store
+from subextract.stages.align import Cue
+
+log = logging.getLogger(__name__)
+
+_PROGRESS_INTERVAL = 0.5  # seconds between progress writes to the store
+
+
+class JobInterrupted(Exception):
+    """Raised inside a running job (from its progress callback) to stop it: ``reason`` is
+    cancelled, timeout or shutdown."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class JobOutcome:
+    cues: list[Cue]
+    metadata: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    translation: tuple[str, list[Cue]] | None = None  # (language, cues)
+    ocr_calls: int = 0
+    video_seconds: float = 0.0
+    wall_seconds: float = 0.0
+
+
+def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
+            on_cue: Callable[[Cue], None], progress: Callable[[float, float | None, int], None],
+            on_stage: Callable[[str], None]) -> JobOutcome:
+    """One video's job: extract (cues streamed to ``on_cue`` as they become final), then the
+    optional translation. The one place the service calls the pipeline."""
+    from subextract.cli import json_metadata
+    from subextract.pipeline.run import extract
+
+    settings = config.job_settings(options.config, options.region)
+    result = extract(job.input, settings, lang=options.lang, start=options.start, end=options.end, engine=engine,
+                     progress=progress, on_cue=on_cue, on_stage=on_stage)
+    metadata = json_metadata(job.name, options.lang, result)
+    outcome = JobOutcome(cues=result.cues, metadata=metadata, warnings=list(result.warnings), error=result.error,
+                         ocr_calls=result.stats.ocr_calls, video_seconds=result.stats.video_seconds,
+                         wall_seconds=result.stats.wall_seconds)
+    if options.translate and result.cues:
+        from subextract.translate import open_translator, source_language, translate_cues
+
+        on_stage("translating")
+        translator = open_translator(config.translator(settings))
+        try:
+            translation = translate_cues(translator, result.cues, source_language(result.cues, options.lang),
+                                         options.translate)
+        finally:
+            translator.model.close()
+        outcome.translation = (options.translate, translation.translated)
+        outcome.metadata["translation"] = translation.summary
+        outcome.warnings.extend(translation.result.warnings)
+    return outcome
+
+
+class WorkerPool:
+    """``config.workers`` threads running jobs; ``cancel`` stops one, ``shutdown`` all."""
+
+    def __init__(self, config: ServiceConfig, store: Store, metrics) -> None:
+        from subextract.batch import EnginePool
+
+        self.config = config
+        self.store = store
+        self.metrics = metrics
+        self.engines = EnginePool(config.base_settings().ocr)
+        self.engines_ready = threading.Event()
+        self.engine_error: str | None = None
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._interrupts: dict[str, str] = {}  # running job → why it must stop
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._work, name=f"job-worker-{i}", daemon=True)
+                         for i in range(config.workers)]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def cancel(self, job_id: str) -> None:
+        with self._lock:
+            if job_id in self._running:
+                self._interrupts[job_id] = "cancelled"
+
+    def running(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+    def shutdown(self, grace: float) -> None:
+        """No new job starts; running ones get ``grace`` seconds to finish, then go back to the queue."""
+        self._stopping.set()
+        self._wake.set()
+        deadline = time.monotonic() + grace
+        while self.running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with self._lock:
+            for job_id in self._running:
+                self._interrupts[job_id] = "shutdown"
+        for thread in self._threads:
+            thread.join(timeout=10)
+
+    def _work(self) -> None:
+        try:
+            engine = self.engines.get()
+        except SubextractError as exc:
+            self.engine_error = str(exc)
+            log.error("the OCR engine could not be started: %s", exc)
+            return
+        self.engines_ready.set()
+        while not self._stopping.is_set():
+            job = self.store.claim()
+            if job is None:
+                self._wake.wait(timeout=1.0)
+                self._wake.clear()
+                continue
+            with self._lock:
+                self._running.add(job.id)
+            try:
+                self._run(job, engine)
+            finally:
+                with self._lock:
+                    self._running.discard(job.id)
+                    self._interrupts.pop(job.id, None)
+
+    def _run(self, job: Job, engine) -> None:
+        from subextract.feeds import Watchlist
+
+        options = JobOptions.from_stored(job.options)
+        watchlist = Watchlist.parse(options.watchlist) if options.watchlist else None
+        began = time.monotonic()
+        streamed = 0
+        state = {"stage": "", "written": 0.0}
+
+        def flags(cue: Cue) -> list[str] | None:
+            return watchlist.matches(cue.text) if watchlist is not None else None
+
+        def check() -> None:
+            reason = self._interrupts.get(job.id)
+            if reason is None and time.monotonic() - began > self.config.job_timeout:
+                reason = "timeout"
+            if reason is not None:
+                raise JobInterrupted(reason)
+
+        def on_cue(cue: Cue) -> None:
+            nonlocal streamed
+            if self.store.add_cue(job.id, StoredCue(streamed, cue, flags(cue))):
+                streamed += 1
+
+        def on_stage(name: str) -> None:
+            check()
+            state["stage"] = name
+            self.store.set_progress(job.id, 0.0, name)
+
+        def progress(done: float, total: float | None, _segments: int) -> None:
+            check()
+            now = time.monotonic()
+            if now - state["written"] >= _PROGRESS_INTERVAL:
+                state["written"] = now
+                self.store.set_progress(job.id, min(done / total, 0.999) if total else 0.0, state["stage"])
+
+        log.info("job %s started (attempt %d): %s", job.id, job.attempts, job.name)
+        try:
+            outcome = run_job(job, options, self.config, engine, on_cue=on_cue, progress=progress,
+                              on_stage=on_stage)
+        except JobInterrupted as stop:
+            self._stopped(job, stop.reason)
+            return
+        except SubextractError as exc:
+            self._failed(job, str(exc))
+            return
+        except Exception as exc:  # a defect: the job fails with one line, the log keeps the traceback
+            log.exception("job %s failed", job.id)
+            self._failed(job, f"internal error ({type(exc).__name__})")
+            return
+        tracks = {ORIGINAL: [StoredCue(i, cue, flags(cue)) for i, cue in enumerate(outcome.cues)]}
+        if outcome.translation is not None:
+            language, cues = outcome.translation
+            tracks[language] = [StoredCue(i, cue, track=language) for i, cue in enumerate(cues)]
+        if not self.store.finish(job.id, "done", error=outcome.error, warnings=outcome.warnings,
+                                 metadata=outcome.metadata, tracks=tracks):
+            self._remove_files(job)  # cancelled while it finished
+            return
+        self.metrics.job_finished(outcome.ocr_calls, outcome.wall_seconds, outcome.video_seconds)
+        log.info("job %s done: %d cues, %d OCR calls, %.1f s", job.id, len(outcome.cues), outcome.ocr_calls,
+                 outcome.wall_seconds)
+
+    def _stopped(self, job: Job, reason: str) -> None:
+        if reason == "shutdown":
+            self.store.requeue(job.id)
+            log.info("job %s re-queued at shutdown", job.id)
+        elif reason == "timeout":
+            self._failed(job, f"timed out after {self.config.job_timeout:g} s")
+        else:
+            self._remove_files(job)
+            log.info("job %s cancelled", job.id)
+
+    def _failed(self, job: Job, error: str) -> None:
+        if self.store.finish(job.id, "failed", error=error):
+            log.info("job %s failed: %s", job.id, error)
+        else:
+            self._remove_files(job)
+
+    def _remove_files(self, job: Job) -> None:
+        shutil.rmtree(self.config.job_folder(job.id), ignore_errors=True)
