@@ -60,8 +60,11 @@ class Server:
             time.sleep(0.2)
         raise RuntimeError(f"the server did not become ready:\n{self.log_text()}")
 
-    def log_text(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
+    def log_text(self, tail: int = 4000) -> str:
+        return self.log.read_text(errors="replace")[-tail:]
+
+    def logged(self, words: str) -> bool:
+        return words in self.log.read_text(errors="replace")
 
     def client(self, **kwargs) -> httpx.Client:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
