@@ -146,7 +146,7 @@ function cueRow(cue, observer) {
   observer.observe(picture);
   const confidence = document.createElement("span");
   confidence.className = "confidence" + (cue.confidence < 0.8 ? " low" : "");
-  confidence.textContent = cue.confidence.toFixed(2);
+  confidence.textContent = cue.confidence.toFixed(3);
   const start = Object.assign(document.createElement("input"), { className: "time start", value: formatTime(cue.start) });
   const end = Object.assign(document.createElement("input"), { className: "time end", value: formatTime(cue.end) });
   const text = Object.assign(document.createElement("textarea"), { className: "text", rows: cue.lines.length || 1,
