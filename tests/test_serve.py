@@ -67,6 +67,16 @@ def test_probes_need_no_key_and_metrics_count_jobs(server):
     assert 'subextract_jobs{state="queued"}' in metrics.text and "subextract_queue_depth" in metrics.text
 
 
+def test_each_request_is_logged_once_with_its_id(server):
+    response = httpx.get(f"{server.url}/health", headers={"X-Request-Id": "trace-42"})
+    assert response.headers["x-request-id"] == "trace-42"
+    assert len(httpx.get(f"{server.url}/health").headers["x-request-id"]) == 12  # made up when not given
+    time.sleep(0.2)
+    assert server.logged("request id=trace-42 client=127.0.0.1:")
+    line = next(line for line in server.log_text(100_000).splitlines() if "request id=trace-42" in line)
+    assert "method=GET path=/health status=200 duration_ms=" in line
+
+
 def test_api_refuses_a_missing_or_wrong_key(server):
     assert httpx.get(f"{server.url}/v1/jobs").status_code == 401
     wrong = httpx.get(f"{server.url}/v1/jobs", headers={"Authorization": "Bearer nope"})
@@ -229,6 +239,15 @@ def test_415_for_what_is_not_a_video(client, server, tmp_path):
     assert plain.status_code == 415
 
 
+def test_a_malformed_body_is_one_line_not_a_traceback(client):
+    for body, content_type in ((b"--XyZ\r\nno headers at all", "multipart/form-data; boundary=XyZ"),
+                               (b"no boundary", "multipart/form-data"), (b"{not json", "application/json")):
+        response = client.post("/v1/jobs", content=body, headers={"Content-Type": content_type})
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert "\n" not in error and "Traceback" not in response.text
+
+
 def test_url_jobs_follow_the_network_policy(client):
     for url, words in (("http://127.0.0.1:9/video.mp4", "loopback"), ("http://10.1.2.3/live.m3u8", "private"),
                        ("file:///etc/passwd", "not allowed"), ("concat:/a.mp4|/b.mp4", "not allowed")):
@@ -265,6 +284,8 @@ def test_full_queue_is_429_and_delete_cancels_and_removes_files(client, server):
         accepted.append(response.json()["id"])
     assert refused is not None, "the queue of 2 never filled"
     assert int(refused.headers["retry-after"]) > 0 and "queue is full" in refused.json()["error"]
+    ready = httpx.get(f"{server.url}/ready")
+    assert ready.status_code == 503 and ready.json()["reasons"] == ["the queue is full"]
     assert len(accepted) >= 2
     for n, job_id in enumerate(accepted):
         answer = client.delete(f"/v1/jobs/{job_id}").json()
