@@ -83,7 +83,9 @@ class Job:
         """What the API says about the job (never the server's paths)."""
         return {"id": self.id, "status": self.status, "progress": round(self.progress, 4), "stage": self.stage,
                 "name": self.name, "source": self.source, "options": self.options, "attempts": self.attempts,
-                "error": self.error, "warnings": self.warnings, "created": self.created, "started": self.started,
+                "error": self.error, "warnings": self.warnings,
+                "complete": self.metadata.get("complete") if self.metadata else None,
+                "created": self.created, "started": self.started,
                 "finished": self.finished}
 
 
