@@ -194,9 +194,11 @@ class Store:
                        "WHERE id = ? AND status = 'running'", (job_id,))
             db.execute("DELETE FROM cues WHERE job_id = ?", (job_id,))
 
-    def set_progress(self, job_id: str, progress: float, stage: str) -> None:
-        self._connection().execute("UPDATE jobs SET progress = ?, stage = ? WHERE id = ? AND status = 'running'",
-                                   (progress, stage, job_id))
+    def set_progress(self, job_id: str, progress: float, stage: str) -> bool:
+        """False when the job is no longer running (cancelled, perhaps by another process)."""
+        return bool(self._connection().execute(
+            "UPDATE jobs SET progress = ?, stage = ? WHERE id = ? AND status = 'running'",
+            (progress, stage, job_id)).rowcount)
 
     def finish(self, job_id: str, status: str, *, error: str | None = None, warnings: Sequence[str] = (),
                metadata: dict[str, Any] | None = None, tracks: dict[str, list[StoredCue]] | None = None) -> bool:

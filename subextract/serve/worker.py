@@ -177,14 +177,16 @@ class WorkerPool:
         def on_stage(name: str) -> None:
             check()
             state["stage"] = name
-            self.store.set_progress(job.id, 0.0, name)
+            if not self.store.set_progress(job.id, 0.0, name):
+                raise JobInterrupted("cancelled")
 
         def progress(done: float, total: float | None, _segments: int) -> None:
             check()
             now = time.monotonic()
             if now - state["written"] >= _PROGRESS_INTERVAL:
                 state["written"] = now
-                self.store.set_progress(job.id, min(done / total, 0.999) if total else 0.0, state["stage"])
+                if not self.store.set_progress(job.id, min(done / total, 0.999) if total else 0.0, state["stage"]):
+                    raise JobInterrupted("cancelled")
 
         log.info("job %s started (attempt %d): %s", job.id, job.attempts, job.name)
         try:
