@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import functools
 import http.server
+import json
+import re
 import threading
+
+import pysrt
 
 import pytest
 
@@ -20,6 +24,60 @@ def video_host():
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
     httpd.server_close()
+
+
+class _NumberingTranslator(http.server.BaseHTTPRequestHandler):
+    """An OpenAI-compatible endpoint that answers a batch prompt's numbered lines, in English,
+    with what their number is (the service's wiring is under test, not a model)."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _send(self, document: dict) -> None:
+        body = json.dumps(document).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._send({"object": "list", "data": [{"id": "numbering", "object": "model"}]})
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        prompt = request["messages"][-1]["content"]
+        numbers = re.findall(r"^(\d+): ", prompt.rsplit("\n\n", 1)[-1], re.MULTILINE)
+        reply = "\n".join(f"{n}: Subtitle line number {n} in English" for n in numbers) or "Subtitle line in English"
+        self._send({"id": "x", "object": "chat.completion", "model": "numbering",
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}]})
+
+
+@pytest.fixture()
+def translator_url():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NumberingTranslator)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_translate_option_adds_a_track_with_the_same_cues(tmp_path, translator_url, zh_cli_srt):
+    server = Server(tmp_path / "data", "--translator-server", translator_url).start()
+    try:
+        with server.client() as client:
+            job_id = upload(client, ZH_SAMPLE, translate="en").json()["id"]
+            job = wait_for(client, job_id)
+            assert job["status"] == "done" and job["tracks"] == ["", "en"], job
+            assert client.get(f"/v1/jobs/{job_id}/subtitles.srt").text == zh_cli_srt
+            translated = client.get(f"/v1/jobs/{job_id}/subtitles.srt", params={"track": "en"})
+            assert 'filename="zh_bottom.en.srt"' in translated.headers["content-disposition"]
+            original, english = pysrt.from_string(zh_cli_srt), pysrt.from_string(translated.text)
+            assert [(c.start, c.end) for c in english] == [(c.start, c.end) for c in original]
+            assert all(cue.text.startswith("Subtitle line number") for cue in english)
+            assert client.get(f"/v1/jobs/{job_id}/subtitles.srt", params={"track": "fr"}).status_code == 404
+    finally:
+        server.stop()
 
 
 def test_url_job_runs_where_the_server_allows_the_address(tmp_path, video_host, zh_cli_srt):
