@@ -98,14 +98,19 @@ def test_url_job_runs_where_the_server_allows_the_address(tmp_path, video_host, 
         server.stop()
 
 
-def test_a_job_past_its_timeout_fails_and_the_next_one_runs(tmp_path):
-    server = Server(tmp_path / "data", "--job-timeout", "0.3").start()
+def test_a_job_past_its_timeout_fails_and_json_logs_carry_the_request(tmp_path):
+    server = Server(tmp_path / "data", "--job-timeout", "0.3", "--log-format", "json").start()
     try:
         with server.client() as client:
             slow = upload(client, ZH_SAMPLE).json()["id"]
             job = wait_for(client, slow)
             assert job["status"] == "failed" and job["error"] == "timed out after 0.3 s", job
-            assert client.get(f"/v1/jobs/{slow}/subtitles.srt").status_code == 409
+            assert client.get(f"/v1/jobs/{slow}/subtitles.srt", headers={"X-Request-Id": "json-1"}).status_code == 409
             assert client.get("/ready").json()["running"] == 0
     finally:
         server.stop()
+    records = [json.loads(line) for line in server.log_text(1_000_000).splitlines() if line.startswith("{")]
+    request = next(r for r in records if r.get("id") == "json-1")
+    assert request["status"] == 409 and request["method"] == "GET" and request["client"].startswith("127.0.0.1:")
+    assert request["path"] == f"/v1/jobs/{slow}/subtitles.srt" and request["duration_ms"] >= 0
+    assert any(r["message"] == f"job {slow} failed: timed out after 0.3 s" for r in records)

@@ -125,9 +125,11 @@ class Gate:
                                    status_code=500)(scope, receive, send_with_id)
         finally:
             client = scope.get("client")
-            access_log.info("request id=%s client=%s method=%s path=%s status=%s duration_ms=%.1f", request_id,
-                            f"{client[0]}:{client[1]}" if client else "-", scope["method"], scope["path"],
-                            outcome["status"] or "aborted", (time.perf_counter() - began) * 1000)
+            fields = {"id": request_id, "client": f"{client[0]}:{client[1]}" if client else "-",
+                      "method": scope["method"], "path": scope["path"], "status": outcome["status"] or "aborted",
+                      "duration_ms": round((time.perf_counter() - began) * 1000, 1)}
+            access_log.info("request %s", " ".join(f"{k}={v}" for k, v in fields.items()),
+                            extra={"request": fields})
 
     def _refused(self, path: str, authorization: str) -> bool:
         key = self.service.config.api_key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -40,9 +41,22 @@ def build_parser() -> argparse.ArgumentParser:
                         help="an OpenAI-compatible server for jobs with 'translate' (key: $SUBEXTRACT_API_KEY)")
     parser.add_argument("--translator-model", metavar="PATH|NAME", help="the translation model")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    parser.add_argument("--log-format", default="text", choices=("text", "json"),
+                        help="json: one JSON object a line, a request's fields as keys (default: text)")
     add_config_option(parser)
     add_engine_options(parser)
     return parser
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object per log record, for log collectors; a request line carries its fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"time": self.formatTime(record), "level": record.levelname, "logger": record.name,
+                 "message": record.getMessage(), **getattr(record, "request", {})}
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
 
 
 def config_from_args(args: argparse.Namespace):
@@ -73,8 +87,10 @@ def main(argv: list[str]) -> int:
     from subextract.serve.app import create_app
 
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLines() if args.log_format == "json" else
+                         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=args.log_level.upper(), handlers=[handler])
     _apply_network_policy(args.allow_private_network)
     config = config_from_args(args)
     config.base_settings()  # a bad --config or engine option fails now, with one line
