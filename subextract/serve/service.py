@@ -39,11 +39,12 @@ class ServiceConfig:
         return load_settings(list(self.configs), {"ocr": self.ocr_overrides})
 
     def job_settings(self, configs: tuple[str, ...], region: str | None) -> Settings:
-        """The server's settings with the job's presets and region on top; the OCR section stays
-        the server's, as every worker's engine was made from it."""
+        """The server's settings with the job's presets and region on top. The OCR and translate
+        sections stay the server's: every worker's engine was made from them, and a client's
+        preset must not make the server load another model."""
         base = self.base_settings()
         settings = load_settings([*self.configs, *configs], {"region": {"mode": region}, "ocr": self.ocr_overrides})
-        return dataclasses.replace(settings, ocr=base.ocr)
+        return dataclasses.replace(settings, ocr=base.ocr, translate=base.translate)
 
     def translator(self, settings: Settings) -> TranslateSettings:
         translate = settings.translate

@@ -1,4 +1,5 @@
-"""The service's job store without a server: the queue's order, restarts, cancellation races."""
+"""The service without a server: the job store (queue order, restarts, cancellation races) and
+what a job's options may change."""
 
 from __future__ import annotations
 
@@ -65,3 +66,13 @@ def test_edits_keep_times_exact(tmp_path):
     store.edit_cue("j", ORIGINAL, 0, Cue(0.5, 2.0, ("c",), ("en",), 0.75, band=1))
     (edited,) = store.cues("j")
     assert edited.edited and edited.cue.lines == ("c",) and edited.cue.start == 0.5
+
+
+def test_a_jobs_presets_cannot_change_the_servers_engines(tmp_path):
+    from subextract.serve.service import ServiceConfig
+
+    config = ServiceConfig(data=tmp_path, configs=("fast",))
+    settings = config.job_settings(("paddleocr-vl", "hunyuan-mt"), "bottom")
+    assert settings.ocr == config.base_settings().ocr  # no vLLM OCR model loaded for a client
+    assert settings.translate.engine == "" and not config.can_translate()  # nor a translator
+    assert settings.region.mode == "bottom" and settings.sample.reference_frames_only  # the rest is the job's
