@@ -267,6 +267,14 @@ def test_bad_options_are_refused_at_submission(client):
     assert client.post("/v1/jobs", json={"nourl": 1}).status_code == 400
 
 
+def test_a_job_that_fails_says_why_in_one_line(client, server):
+    job_id = upload(client, ZH_SAMPLE, start="100").json()["id"]
+    job = wait_for(client, job_id)
+    assert job["status"] == "failed" and "past the end of the video" in job["error"], job
+    assert "\n" not in job["error"] and str(server.data) not in job["error"]
+    assert client.get(f"/v1/jobs/{job_id}/subtitles.srt").status_code == 409
+
+
 def test_unknown_jobs_are_404(client):
     assert client.get("/v1/jobs/nope").status_code == 404
     assert client.delete("/v1/jobs/nope").status_code == 404

@@ -196,7 +196,7 @@ class WorkerPool:
             self._stopped(job, stop.reason)
             return
         except SubextractError as exc:
-            self._failed(job, str(exc))
+            self._failed(job, _private(str(exc), job))
             return
         except Exception as exc:  # a defect: the job fails with one line, the log keeps the traceback
             log.exception("job %s failed", job.id)
@@ -206,7 +206,8 @@ class WorkerPool:
         if outcome.translation is not None:
             language, cues = outcome.translation
             tracks[language] = [StoredCue(i, cue, track=language) for i, cue in enumerate(cues)]
-        if not self.store.finish(job.id, "done", error=outcome.error, warnings=outcome.warnings,
+        error = _private(outcome.error, job) if outcome.error else None
+        if not self.store.finish(job.id, "done", error=error, warnings=[_private(w, job) for w in outcome.warnings],
                                  metadata=outcome.metadata, tracks=tracks):
             self._remove_files(job)  # cancelled while it finished
             return
@@ -232,3 +233,8 @@ class WorkerPool:
 
     def _remove_files(self, job: Job) -> None:
         shutil.rmtree(self.config.job_folder(job.id), ignore_errors=True)
+
+
+def _private(message: str, job: Job) -> str:
+    """A message for the client: the upload's path on the server named as the client named it."""
+    return message.replace(job.input, job.name) if job.source == "upload" else message
