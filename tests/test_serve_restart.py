@@ -68,3 +68,20 @@ def test_sigterm_requeues_a_running_job_and_the_next_start_runs_it(tmp_path, zh_
             assert client.get(f"/v1/jobs/{job_id}/subtitles.srt").text == zh_cli_srt
     finally:
         second.stop()
+
+
+def test_sigterm_lets_a_running_job_finish_within_the_grace(tmp_path, zh_cli_srt):
+    data = tmp_path / "data"
+    server = Server(data, "--workers", "1", "--shutdown-grace", "120").start()
+    with server.client() as client:
+        job_id = upload(client, ZH_SAMPLE).json()["id"]
+        _wait_running(client, job_id)
+    assert server.stop() in (0, -15), server.log_text()
+    with sqlite3.connect(data / "jobs.sqlite3") as db:
+        assert db.execute("SELECT status FROM jobs WHERE id = ?", (job_id,)).fetchone() == ("done",)
+    restarted = Server(data).start()
+    try:
+        with restarted.client() as client:
+            assert client.get(f"/v1/jobs/{job_id}/subtitles.srt").text == zh_cli_srt  # results stay downloadable
+    finally:
+        restarted.stop()
