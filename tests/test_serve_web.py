@@ -13,7 +13,7 @@ from pathlib import Path
 import pysrt
 import pytest
 
-from serve_fixtures import API_KEY, ZH_SAMPLE, Server
+from serve_fixtures import API_KEY, ZH_SAMPLE, Server, upload
 
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (bash scripts/setup.sh --test)")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -90,3 +90,18 @@ def test_upload_proofread_edit_and_export(server, page, tmp_path):
     page.click("#jobs tbody tr")
     page.wait_for_selector(f"#cues tr[data-seq='{seq}']")
     assert page.locator(f"#cues tr[data-seq='{seq}'] textarea").input_value() == EDITED
+
+
+def test_cancel_from_the_page(server, page):
+    with server.client() as client:  # keeps the one worker busy, so the page's job waits in the queue
+        busy = upload(client, ZH_SAMPLE).json()["id"]
+        page.goto(server.url + "/")
+        page.fill("#api-key", API_KEY)
+        page.dispatch_event("#api-key", "change")
+        page.set_input_files("#file", str(ZH_SAMPLE))
+        page.click("#submit")
+        page.wait_for_selector("#cancel:visible")
+        page.click("#cancel")
+        page.wait_for_selector("#status[data-status=cancelled]")
+        assert page.locator("#cancel").is_hidden()
+        client.delete(f"/v1/jobs/{busy}")

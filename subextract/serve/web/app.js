@@ -107,6 +107,7 @@ async function poll() {
     $("#status").dataset.status = job.status;
     $("#progress").value = job.progress;
     $("#job-error").textContent = job.error || "";
+    $("#cancel").hidden = !(job.status === "queued" || job.status === "running");
     if (job.status === "done") {
       if (cuesShownFor !== id) await showCues(id);
       refreshJobs();
@@ -196,6 +197,16 @@ $("#save").addEventListener("click", async () => {
   }
   $("#save").disabled = true;
   saved.textContent = `saved ${count} cue${count === 1 ? "" : "s"}`;
+});
+
+$("#cancel").addEventListener("click", async () => {
+  try {
+    await api(`/v1/jobs/${currentJob}`, { method: "DELETE" });
+  } catch (error) {
+    $("#job-error").textContent = error.message;
+  }
+  clearTimeout(pollTimer);
+  poll();
 });
 
 for (const format of ["srt", "vtt", "ass"]) {
