@@ -76,3 +76,16 @@ def test_a_jobs_presets_cannot_change_the_servers_engines(tmp_path):
     assert settings.ocr == config.base_settings().ocr  # no vLLM OCR model loaded for a client
     assert settings.translate.engine == "" and not config.can_translate()  # nor a translator
     assert settings.region.mode == "bottom" and settings.sample.reference_frames_only  # the rest is the job's
+
+
+def test_a_taken_port_is_one_line_and_exit_2(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "subextract.cli", "serve", "--port", str(port), "--data",
+                              str(tmp_path / "data")], capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 2
+    assert run.stderr == f"subextract: error: cannot listen on 127.0.0.1:{port} (Address already in use)\n"

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -98,12 +99,23 @@ def main(argv: list[str]) -> int:
         config.data.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SubextractError(f"--data {args.data}: cannot create it ({exc.strerror})") from None
+    listener = _listen(args.host, args.port)
     app = create_app(config)
     logging.getLogger(__name__).info("serving on http://%s:%d/ (data: %s, %d workers, API key %s)", args.host,
                                      args.port, config.data, config.workers,
                                      "required" if config.api_key else "not set: the API is open")
     # Our own access line (request id, client, duration) replaces uvicorn's; open streams get
     # 5 s after SIGTERM, then the workers get --shutdown-grace.
-    uvicorn.run(app, host=args.host, port=args.port, access_log=False, log_level=args.log_level,
-                timeout_graceful_shutdown=5, log_config=None)
+    server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_level=args.log_level,
+                                           timeout_graceful_shutdown=5, log_config=None))
+    server.run(sockets=[listener])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that a taken port is one line and exit 2 before anything starts."""
+    try:
+        return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                    reuse_port=False)
+    except OSError as exc:
+        raise SubextractError(f"cannot listen on {host}:{port} ({os.strerror(exc.errno) if exc.errno else exc})") from None
