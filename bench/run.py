@@ -150,7 +150,7 @@ def measure_naive(case: Case, workdir: Path, reference, frame_duration: float, w
 def measure(case: Case, config: str | None, workdir: Path, naive: bool = True) -> dict:
     info = probe(str(case.video))
     out = workdir / f"{case.set_name}-{case.video.stem}.json"
-    command = [sys.executable, "-m", "subextract.cli", str(case.video), "--format", "json", "-o", str(out),
+    command = [sys.executable, "-m", "subextract", str(case.video), "--format", "json", "-o", str(out),
                "--force", "--quiet"] + (["--config", config] if config else [])
     run = run_measured(command)
     if run.code != 0:

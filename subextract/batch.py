@@ -9,17 +9,15 @@ temporary name and renamed, so an output file is always whole.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import fcntl
 import glob
 import hashlib
 import json
+import logging
 import os
 import queue
 import re
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -31,16 +29,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from subextract import __version__
-from subextract.cli import (add_config_option, add_engine_options, add_feed_options, add_input_options,
-                            add_translate_option, add_translator_options, apply_input_options,
-                            check_translation_options, count_arg, default_output, json_metadata, language_output,
-                            positive_arg, settings_from_args, time_arg, translation_tag, translator_settings)
-from subextract.config import OcrSettings, Settings
+from subextract.config import Settings
 from subextract.errors import SubextractError
-from subextract.feeds import CueFeed, FeedSink, Watchlist, watchlist_option
-from subextract.pipeline.run import ExtractionResult, extract
+from subextract.feeds import FeedSink, Watchlist
+from subextract.job import JobEvents, JobOptions, JobResult, output_name, outputs_in_tree, run_job
+from subextract.stages.ocr import EnginePool
 from subextract.stages.source import is_url
-from subextract.stages.write import check_replaceable, render, write_text
+from subextract.stages.write import check_replaceable, write_text
+
+logger = logging.getLogger(__name__)
 
 VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mkv", ".webm", ".mov", ".avi", ".wmv", ".flv", ".ts", ".m2ts",
                               ".mts", ".mpg", ".mpeg", ".3gp", ".ogv"})
@@ -118,11 +115,11 @@ def discover(inputs: Sequence[str], out_dir: Path, lang: str, fmt: str) -> list[
         key = video if is_url(video) else os.path.realpath(video)
         unique.setdefault(key, (video, relative, root))  # named twice (a file inside a folder also given): once
     entries = list(unique.values())
-    names = [default_output(relative, lang, fmt) for _, relative, _ in entries]
+    names = [output_name(relative, lang, fmt) for _, relative, _ in entries]
     if _clashes(names, [root for _, _, root in entries]):
         folders = _root_folders([root for _, _, root in entries])
         entries = [(video, f"{folders[root]}/{relative}", root) for video, relative, root in entries]
-        names = [default_output(relative, lang, fmt) for _, relative, _ in entries]
+        names = [output_name(relative, lang, fmt) for _, relative, _ in entries]
     clashing = _clashes(names, range(len(names)))
     names = [_keeping_extension(relative, lang, fmt) if name in clashing else name
              for (_, relative, _), name in zip(entries, names)]
@@ -166,7 +163,7 @@ def _root_folders(roots: Sequence[str]) -> dict[str, str]:
 
 def _keeping_extension(relative: str, lang: str, fmt: str) -> str:
     """``dir/movie.mp4`` → ``dir/movie.mp4.zh.srt``: the output name of a video that shares its stem."""
-    return default_output(f"{relative}.video", lang, fmt)
+    return output_name(f"{relative}.video", lang, fmt)
 
 
 def input_identity(video: str, use_hash: bool) -> dict[str, Any]:
@@ -244,17 +241,21 @@ class Manifest:
 
 @contextmanager
 def exclusive(out_dir: Path) -> Iterator[None]:
-    """One batch at a time per output folder: two would redo each other's videos."""
+    """One batch at a time per output folder: two would redo each other's videos. filelock
+    locks the same way on POSIX (flock) and Windows (msvcrt)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(out_dir / ".batch.lock", timeout=0)
     try:
-        handle = open(out_dir / ".batch.lock", "w")
+        lock.acquire()
+    except Timeout:
+        raise SubextractError(f"{out_dir}: another subextract batch is writing there") from None
     except OSError as exc:
         raise SubextractError(f"{out_dir}: cannot write to the output folder ({exc.strerror})") from None
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise SubextractError(f"{out_dir}: another subextract batch is writing there") from None
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def file_digest(path: Path) -> str | None:
@@ -300,55 +301,6 @@ def reason_to_run(previous: dict[str, Any] | None, identity: dict[str, Any], key
 
 
 # ----------------------------------------------------------------------------------------------
-# OCR engines shared between jobs
-# ----------------------------------------------------------------------------------------------
-
-class _Serialized:
-    """One engine instance for all jobs, one batch at a time (vLLM's LLM is not thread-safe); each
-    job's OCR worker still gathers what queued up meanwhile into one batch."""
-
-    def __init__(self, engine: Any) -> None:
-        self._engine = engine
-        self._lock = threading.Lock()
-
-    def read_batch(self, *args: Any) -> Any:
-        with self._lock:
-            return self._engine.read_batch(*args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
-
-
-class EnginePool:
-    """The OCR engine each job gets.
-
-    rapidocr: one per worker thread. RapidOCR's ``__call__`` stores per-call options on the shared
-    object (``update_params``), so two threads in one instance race; its models are small and load
-    in about a second. openai: one shared instance (an HTTP client with its own request pool).
-    Anything else (vllm): one shared instance, loaded once — a GPU model is not loaded per job.
-    """
-
-    def __init__(self, settings: OcrSettings) -> None:
-        self._settings = settings
-        self._local = threading.local()
-        self._shared: Any = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Any:
-        from subextract.stages.ocr import create_engine
-
-        if self._settings.engine == "rapidocr":
-            if getattr(self._local, "engine", None) is None:
-                self._local.engine = create_engine(self._settings)
-            return self._local.engine
-        with self._lock:
-            if self._shared is None:
-                engine = create_engine(self._settings)
-                self._shared = engine if self._settings.engine == "openai" else _Serialized(engine)
-            return self._shared
-
-
-# ----------------------------------------------------------------------------------------------
 # Running
 # ----------------------------------------------------------------------------------------------
 
@@ -375,6 +327,9 @@ class Options:
     bilingual: bool = False
     translator: Any = None  # subextract.translate's Translator, shared by the jobs
     overwrite_edited: bool = False  # replace outputs changed since they were written (else NAME.new.EXT beside them)
+    say: Callable[[str], None] | None = None  # where the batch's lines go (the command line: stderr); else logging
+    on_finished: Callable[[dict[str, Any]], None] | None = None  # each video's final record (a progress bar)
+    on_planned: Callable[[int], None] | None = None  # how many videos this run does, once known
 
     def settings_key(self) -> str:
         return settings_key(self.settings, {
@@ -382,8 +337,10 @@ class Options:
             "watchlist": [term.label for term in self.watchlist.terms] if self.watchlist else None,
             "only_flagged": self.only_flagged, "translate": self.translate, "bilingual": self.bilingual})
 
-    def translation_output(self, output: Path) -> Path:
-        return Path(language_output(str(output), self.lang, translation_tag(self.lang, self.translate, self.bilingual)))
+    @property
+    def job(self) -> JobOptions:
+        return JobOptions(lang=self.lang, fmt=self.fmt, start=self.start, end=self.end, watchlist=self.watchlist,
+                          only_flagged=self.only_flagged, translate=self.translate, bilingual=self.bilingual)
 
 
 @dataclass(frozen=True)
@@ -480,20 +437,21 @@ class BatchRunner:
         self.manifest.append(record)
         self.results[task.job.video] = record
         self._report(record)
+        if self.options.on_finished is not None:
+            self.options.on_finished(record)
 
     def _extract(self, job: Job, outputs: "_Outputs") -> dict[str, Any]:
         """Run one video; its outcome as manifest fields. Never raises: one video never stops the batch."""
         began = time.perf_counter()
-        feed = CueFeed(job.video, self.options.watchlist, self.options.only_flagged)
+        options = self.options.job
         try:
-            result = extract(job.video, self.options.settings, lang=self.options.lang, start=self.options.start,
-                             end=self.options.end, engine=self.engines.get(), progress=self._check_stop,
-                             on_cue=feed.streaming_to(self.options.feed) if self.options.feed else None)
-            if self.stop.is_set() and not result.complete:
+            done = run_job(job.video, self.options.settings, options, outputs_in_tree(job.output, options),
+                           engine=self.engines.get(), translator=self.options.translator,
+                           place=lambda path, text: str(outputs.place(Path(path), text)),
+                           events=JobEvents(progress=self._check_stop,
+                                            feeds=[self.options.feed] if self.options.feed else []))
+            if self.stop.is_set() and not done.extraction.complete:
                 raise _Cancelled  # Ctrl-C on a terminal stops FFmpeg too: the video only looks cut short
-            self._write(job, feed, result, outputs)
-            translation = (self._translate(job, feed, result, outputs) if self.options.translator is not None
-                           else None)
         except Exception as exc:  # noqa: BLE001 - any failure is this video's, recorded, never the batch's
             if self.options.feed is not None and self.options.feed.error is not None:
                 self.stop.set()  # the feed is the batch's: stop, the videos left are redone next time
@@ -503,54 +461,33 @@ class BatchRunner:
             if not isinstance(exc, SubextractError):  # not a failure explained to the user: a defect to report
                 fields.update(error=f"{type(exc).__name__}: {exc}", bug=type(exc).__name__)
             return fields
-        stats = result.stats
+        return self._fields(done, outputs)
+
+    def _fields(self, done: JobResult, outputs: "_Outputs") -> dict[str, Any]:
+        result, stats = done.extraction, done.extraction.stats
         fields: dict[str, Any] = {
             "status": "done" if result.complete else "partial", "outputs": list(outputs.written),
-            "cues": len(feed.kept(result.cues)), "duration": round(result.info.duration, 3),
+            "cues": len(done.cues), "duration": round(result.info.duration, 3),
             "video_seconds": round(stats.video_seconds, 3), "wall_seconds": round(stats.wall_seconds, 3),
             "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings}
         if result.damaged:  # decode errors: the cues there may be wrong (a warning says which)
             fields["damaged"] = [dataclasses.asdict(span) for span in result.damaged]
         if result.error is not None:  # the OCR engine failed part-way: the cues before that were written
             fields["error"] = result.error
-        if isinstance(translation, str):  # the translator failed: the extracted cues are written, no translation
-            fields.update(status="partial", error=translation)
-        elif translation is not None:
-            fields["outputs"] = list(outputs.written)
-            fields["translation"] = translation
-            if translation["kept_original"]:  # written, but some cues are no translation
+        if done.translation_error is not None:  # the extracted cues are written, no translation
+            fields.update(status="partial", error=done.translation_error)
+        elif done.translation is not None:
+            summary = done.translation.summary
+            fields["translation"] = summary
+            if summary["kept_original"]:  # written, but some cues are no translation
                 fields["status"] = "partial"
-                fields["warnings"] = [*fields["warnings"], f"{translation['kept_original']} cues left untranslated"]
+                fields["warnings"] = [*fields["warnings"], f"{summary['kept_original']} cues left untranslated"]
         fields["digests"] = outputs.written
         if outputs.edited:
             fields["edited"] = outputs.edited
         if self.options.watchlist is not None:
-            fields["flagged"] = sum(1 for cue in result.cues if self.options.watchlist.matches(cue.text))
+            fields["flagged"] = done.flagged
         return fields
-
-    def _write(self, job: Job, feed: CueFeed, result: ExtractionResult, outputs: "_Outputs") -> None:
-        if self.options.fmt == "jsonl":
-            text = feed.render(result.cues)
-        else:
-            text = render(feed.kept(result.cues), self.options.fmt, json_metadata(job.video, self.options.lang, result))
-        outputs.place(job.output, text)
-
-    def _translate(self, job: Job, feed: CueFeed, result: ExtractionResult,
-                   outputs: "_Outputs") -> dict[str, Any] | str:
-        """Write the video's translation (or bilingual file) beside its output; the translation's
-        statistics, or the error message when the translator failed."""
-        from subextract.translate import source_language, translate_cues
-
-        cues = feed.kept(result.cues)
-        try:
-            translation = translate_cues(self.options.translator, cues, source_language(cues, self.options.lang),
-                                         self.options.translate)
-        except SubextractError as exc:
-            return f"translation failed: {exc}"
-        metadata = {**json_metadata(job.video, self.options.lang, result), "translation": translation.summary}
-        outputs.place(self.options.translation_output(job.output),
-                      render(translation.cues(self.options.bilingual), self.options.fmt, metadata))
-        return translation.summary
 
     def _check_stop(self, _done: float, _total: float | None, _segments: int) -> None:
         if self.stop.is_set():
@@ -575,7 +512,7 @@ class BatchRunner:
 
     def _say(self, text: str) -> None:
         with self._print_lock:
-            print(text, file=sys.stderr, flush=True)
+            say(self.options, text)
 
 
 def edited_name(output: Path) -> Path:
@@ -689,79 +626,11 @@ def exit_code(results: dict[str, dict[str, Any]], interrupted: bool) -> int:
 # Command line
 # ----------------------------------------------------------------------------------------------
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="subextract batch", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Extract the subtitles of many videos into a mirrored output tree. Re-running the same "
-                    "command skips videos already done (same input, same settings) and redoes failed, "
-                    "interrupted and changed ones. See docs/batch.md.",
-        epilog="exit status: 0 all done, 1 some videos failed (see the manifest), 2 bad usage, 130 interrupted")
-    parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help="video files, folders (searched recursively by video extension), list files "
-                             f"({', '.join(LIST_EXTENSIONS)}: one path or URL a line) or http(s)/rtmp(s) URLs")
-    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; holds manifest.jsonl)")
-    parser.add_argument("--jobs", type=count_arg, default=1, metavar="N", help="videos processed at once (default: 1)")
-    parser.add_argument("--lang", default="all", metavar="CODE", help="as for subextract VIDEO (default: all)")
-    parser.add_argument("--format", choices=("srt", "vtt", "json", "jsonl"), default="srt",
-                        help="format of each video's output (default: srt)")
-    parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of each video's range")
-    parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of each video's range")
-    parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H (default: from the preset)")
-    parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
-    add_config_option(parser)
-    parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
-    parser.add_argument("--overwrite-edited", action="store_true",
-                        help="replace outputs that changed since they were written (by default they are kept and "
-                             "the new result goes beside them as NAME.new.EXT)")
-    parser.add_argument("--hash", action="store_true",
-                        help="know unchanged inputs by content (SHA-256) rather than size and modification time")
-    parser.add_argument("--feed", metavar="PATH|-",
-                        help="also stream every cue of every video as JSON lines, each as soon as it is final, to "
-                             "stdout (-) or a file (appended to, so it gathers the cues of every run)")
-    add_engine_options(parser)
-    translation = add_translator_options(parser)
-    add_translate_option(translation)
-    add_feed_options(parser)
-    add_input_options(parser)
-    parser.add_argument("-q", "--quiet", action="store_true", help="no per-video lines and no summary")
-    return parser
-
-
-def main(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(list(argv))
-    apply_input_options(args)
-    check_translation_options(args)
-    settings = settings_from_args(args)
-    translator = None
-    if args.translate:
-        from subextract.translate import open_translator
-
-        # Opened before anything is written: a missing translator fails the batch now, not video by video.
-        translator = open_translator(translator_settings(args, settings), args.glossary)
-    out_dir = Path(args.out)
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SubextractError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
-    if not os.access(out_dir, os.W_OK | os.X_OK):
-        raise SubextractError(f"{out_dir}: the output folder is not writable")
-    watchlist = watchlist_option(args.watchlist, args.only_flagged)
-    jobs = discover(args.inputs, out_dir, args.lang, args.format)
-    if not jobs:
-        raise SubextractError(f"no videos found in {' '.join(args.inputs)} "
-                              f"(extensions: {' '.join(sorted(VIDEO_EXTENSIONS))})")
-    # A feed file gathers the cues of every run (a re-run adds the videos it redoes).
-    feed = FeedSink(args.feed, mode="a") if args.feed else None
-    options = Options(out_dir=out_dir, settings=settings, lang=args.lang, fmt=args.format,
-                      start=args.start, end=args.end, jobs=args.jobs, use_hash=args.hash,
-                      retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
-                      feed=feed, quiet=args.quiet, translate=args.translate, bilingual=args.bilingual,
-                      translator=translator, overwrite_edited=args.overwrite_edited)
-    try:
-        return run_batch(jobs, options)
-    finally:
-        if translator is not None:
-            translator.model.close()
+def say(options: Options, text: str) -> None:
+    if options.say is not None:
+        options.say(text)
+    else:
+        logger.info("%s", text)
 
 
 def run_batch(jobs: Sequence[Job], options: Options) -> int:
@@ -771,14 +640,16 @@ def run_batch(jobs: Sequence[Job], options: Options) -> int:
         manifest = Manifest(options.out_dir / MANIFEST)
         skipped = manifest.load()
         if skipped:
-            print(f"subextract batch: warning: {manifest.path}: line{'s' if len(skipped) > 1 else ''} "
-                  f"{', '.join(map(str, skipped[:10]))} not readable (cut short or damaged), skipped; the videos "
-                  "they were about are redone", file=sys.stderr)
+            say(options, f"subextract batch: warning: {manifest.path}: line{'s' if len(skipped) > 1 else ''} "
+                         f"{', '.join(map(str, skipped[:10]))} not readable (cut short or damaged), skipped; the "
+                         "videos they were about are redone")
         tasks = plan(jobs, manifest, key, options)
         if not options.quiet:
-            print(f"subextract batch: {len(jobs)} video{'' if len(jobs) == 1 else 's'}, {len(tasks)} to do, "
-                  f"{len(jobs) - len(tasks)} skipped "
-                  f"({'not failed before' if options.retry_failed else 'done before'})", file=sys.stderr)
+            say(options, f"subextract batch: {len(jobs)} video{'' if len(jobs) == 1 else 's'}, {len(tasks)} to do, "
+                         f"{len(jobs) - len(tasks)} skipped "
+                         f"({'not failed before' if options.retry_failed else 'done before'})")
+        if options.on_planned is not None:
+            options.on_planned(len(tasks))
         runner = BatchRunner(tasks, options, manifest, key)
         try:
             runner.run()
@@ -790,5 +661,5 @@ def run_batch(jobs: Sequence[Job], options: Options) -> int:
         raise SubextractError(f"--feed {options.feed.error}; stopped (the videos done are kept, a re-run does "
                               "the rest)")
     if not options.quiet:
-        print(summary_table(jobs, tasks, runner.results, time.perf_counter() - began), file=sys.stderr)
+        say(options, summary_table(jobs, tasks, runner.results, time.perf_counter() - began))
     return exit_code(runner.results, runner.stop.is_set())

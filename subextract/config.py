@@ -75,6 +75,7 @@ class SegmentSettings:
     outline_share: Share
     outline_evidence: Level
     chroma_advantage: Positive
+    colour_chroma: NonNegative
     chroma_text_share: Share
     plane_noise_floor: Level
     repeat_difference: Share

@@ -9,7 +9,6 @@ in Chinese, Japanese, Thai... it matches anywhere, as those scripts put no space
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import threading
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from subextract.errors import SubextractError
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 from subextract.stages.write import jsonl_line, jsonl_record, silence_stdout
 
 # Scripts written without spaces between words (first word of the characters' Unicode names).

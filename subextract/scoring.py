@@ -7,13 +7,9 @@ line breaks never count as errors.
 
 from __future__ import annotations
 
-import argparse
 import html
-import json
-import math
 import os
 import re
-import sys
 import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -382,50 +378,3 @@ def format_score(score: Score) -> str:
 
 def _fmt(value: float | None, spec: str = ".1f") -> str:
     return "n/a" if value is None else format(value, spec)
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):  # inf would make the frame duration 0
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="subextract score",
-        description="Score a hypothesis SRT/WebVTT file against a reference one.",
-    )
-    parser.add_argument("reference", metavar="REF", help="reference .srt or .vtt")
-    parser.add_argument("hypothesis", metavar="HYP", help="hypothesis .srt or .vtt")
-    parser.add_argument("--json", action="store_true", help="print the scores as JSON")
-    parser.add_argument(
-        "--fps",
-        type=_positive_float,
-        metavar="N",
-        help="video frame rate; enables the within-one-frame share",
-    )
-    return parser
-
-
-def main(argv: list[str]) -> int:
-    """`subextract score`: 0 on success, 2 on a bad file (one stderr line).
-
-    Bad arguments exit through argparse (SystemExit 2, usage on stderr).
-    """
-    args = _parser().parse_args(argv)
-    try:
-        reference = load_cues(args.reference)
-        hypothesis = load_cues(args.hypothesis)
-    except CueFileError as err:
-        print(f"subextract score: error: {err}", file=sys.stderr)
-        return 2
-    result = score(reference, hypothesis, frame_duration=1 / args.fps if args.fps else None)
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        print(format_score(result))
-    return 0

@@ -46,7 +46,7 @@ class Server:
             env["SUBEXTRACT_API_KEY"] = self.api_key
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "subextract.cli", "serve", "--port", str(self.port), "--data", str(self.data),
+                [sys.executable, "-m", "subextract", "serve", "--port", str(self.port), "--data", str(self.data),
                  "--config", "fast", *self.args], stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from subextract.config import load_settings
-from subextract.stages.align import Cue, align
-from subextract.stages.ocr import Reading, TextLine
-from subextract.stages.segment import Segment, mask_hash
+from subextract.schema import Cue, Reading, Segment, TextLine
+from subextract.stages.align import align
+from subextract.stages.mask import mask_hash
 
 SETTINGS = load_settings().align  # merge_similarity 80, merge_gap 0.09 s, min_duration 0.2 s
 

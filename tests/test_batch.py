@@ -177,7 +177,7 @@ def _privilege_drop() -> list[str] | None:
 
 
 def batch_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "subextract.cli", "batch", *args, "--end", END]
+    return [sys.executable, "-m", "subextract", "batch", *args, "--end", END]
 
 
 def run_batch(*args: str, prefix: list[str] | None = None, home: Path | None = None) -> subprocess.CompletedProcess:

@@ -10,9 +10,10 @@ import pytest
 
 from test_segment import SETTINGS, background, with_text
 
+from subextract.schema import Segment
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.sample import Frame
-from subextract.stages.segment import Segment, analysis_view, mask_hash, text_mask
+from subextract.stages.mask import analysis_view, mask_hash, text_mask
 
 FPS = 25
 FRAME = 1 / FPS

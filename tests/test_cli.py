@@ -212,7 +212,7 @@ def test_help():
 def test_console_entry_point_in_a_real_process(tmp_path):
     """The real interpreter: exit status 2, one line, no traceback."""
     missing = tmp_path / "missing.mp4"
-    result = subprocess.run([sys.executable, "-m", "subextract.cli", str(missing)], capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "subextract", str(missing)], capture_output=True,
                             text=True, cwd=REPO, check=False, timeout=60)
     assert result.returncode == 2
     assert result.stdout == ""

@@ -11,7 +11,9 @@ from pathlib import Path
 import pysrt
 import pytest
 
-from subextract.stages.damage import DamagedSpan, DamageTracker
+from subextract.schema import DamagedSpan
+from subextract.stages.damage import DamageTracker
+
 from subextract.stages.sample import is_error_line
 from test_cli import run_cli
 

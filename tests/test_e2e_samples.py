@@ -21,7 +21,7 @@ FRAME = 0.04  # the samples are 25 fps
 
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "subextract.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "subextract", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=600)
 
 

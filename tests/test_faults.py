@@ -23,7 +23,7 @@ needs_dev_full = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no 
 
 
 def subextract(*args: str, stdout=subprocess.PIPE, prefix: list[str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*(prefix or []), sys.executable, "-m", "subextract.cli", *args], stdout=stdout,
+    return subprocess.run([*(prefix or []), sys.executable, "-m", "subextract", *args], stdout=stdout,
                           stderr=subprocess.PIPE, text=True, timeout=300)
 
 

@@ -29,8 +29,8 @@ from subextract.config import load_settings
 from subextract.errors import SubextractError
 from subextract.feeds import CueFeed, FeedSink, Watchlist, watchlist_option
 from subextract.pipeline.stream import CueStream
-from subextract.stages.align import Cue, align
-from subextract.stages.ocr import Reading, TextLine
+from subextract.schema import Cue, Reading, TextLine
+from subextract.stages.align import align
 from subextract.stages.source import check_url, input_args, is_url
 from subextract.stages.write import render
 
@@ -290,7 +290,7 @@ def test_local_files_may_not_reach_the_network(tmp_path):
 # --------------------------------------------------------------------------------------------
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "subextract.cli", *args]
+    return [sys.executable, "-m", "subextract", *args]
 
 
 def read_lines_while_running(command: list[str], timeout: float = 300) -> tuple[list[tuple[float, bool, str]], int, str]:

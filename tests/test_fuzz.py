@@ -143,7 +143,7 @@ def test_mutated_videos_end_cleanly_and_a_whole_result_is_right(corpus):
 
     # The single-video command on a sample of them: the same outcome as its exit code, one line on error.
     for name in sorted(records)[::17]:
-        run = subprocess.run([sys.executable, "-m", "subextract.cli", str(folder / "mutants" / name), "-o", "-",
+        run = subprocess.run([sys.executable, "-m", "subextract", str(folder / "mutants" / name), "-o", "-",
                               "--format", "json", "--region", "bottom", "-q"], capture_output=True, text=True,
                              timeout=120)
         assert "Traceback" not in run.stderr

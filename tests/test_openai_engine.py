@@ -114,7 +114,7 @@ def test_server_killed_mid_run(server, tmp_path):
     out = tmp_path / "cues.srt"
     config = tiny_config(tmp_path / "tiny.yaml", retries=2, timeout=20)
     finished_before = server.successes()
-    run = subprocess.Popen([sys.executable, "-m", "subextract.cli", str(SAMPLE), "--engine", "openai",
+    run = subprocess.Popen([sys.executable, "-m", "subextract", str(SAMPLE), "--engine", "openai",
                             "--server", server.url, "--concurrency", "1", "--config", str(config),
                             "--region", "bottom", "-o", str(out)], cwd=REPO, stderr=subprocess.PIPE,
                            text=True, env=dict(os.environ, SUBEXTRACT_API_KEY=API_KEY))

@@ -66,7 +66,7 @@ def test_the_cli_refuses_an_unreadable_video_with_exit_2(scratch):
     video = scratch / "locked.mp4"
     video.write_bytes(b"\x00" * 16)
     video.chmod(0)
-    result = run_unprivileged(sys.executable, "-m", "subextract.cli", str(video), "-o", str(scratch / "out.srt"))
+    result = run_unprivileged(sys.executable, "-m", "subextract", str(video), "-o", str(scratch / "out.srt"))
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith("subextract: error:") and "permission denied" in line and str(video) in line
@@ -78,7 +78,7 @@ def test_the_cli_refuses_an_unwritable_output_folder_before_any_work(scratch):
     folder.mkdir()
     folder.chmod(0o555)
     sample = Path(__file__).resolve().parent.parent / "sample_videos" / "zh_bottom.mp4"
-    result = run_unprivileged(sys.executable, "-m", "subextract.cli", str(sample), "-o", str(folder / "out.srt"))
+    result = run_unprivileged(sys.executable, "-m", "subextract", str(sample), "-o", str(folder / "out.srt"))
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert line == f"subextract: error: {folder / 'out.srt'}: folder {folder} is not writable"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from subextract.errors import SubextractError
-from subextract.stages.probe import VideoInfo, parse_probe_output, probe
+from subextract.schema import VideoInfo
+from subextract.stages.probe import parse_probe_output, probe
 
 # Real ``ffmpeg -hide_banner -i FILE`` stderr (FFmpeg 5.1 and 7+ wording).
 NORMAL = """\

@@ -20,7 +20,7 @@ def test_the_bar_is_drawn_a_few_times_a_second_and_starts_with_what_it_does(tmp_
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))  # a 120-column terminal
     began = time.monotonic()
-    process = subprocess.Popen([sys.executable, "-m", "subextract.cli", str(SAMPLES / "en_two_line.mp4"),
+    process = subprocess.Popen([sys.executable, "-m", "subextract", str(SAMPLES / "en_two_line.mp4"),
                                 "-o", str(tmp_path / "x.srt")], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=follower)
     os.close(follower)

@@ -12,8 +12,9 @@ from conftest import burn_subtitles, write_ass, _font_dir, GRADIENT
 from test_segment import SETTINGS, background, with_text
 
 from subextract.pipeline.run import _ReadingCache
+from subextract.schema import Segment
 from subextract.scoring import TimedText
-from subextract.stages.segment import Segment, analysis_view, mask_hash, text_mask
+from subextract.stages.mask import analysis_view, mask_hash, text_mask
 
 
 def segment_showing(text: str, frame: int = 0, band: int = 0, kind: str = "flat") -> Segment:

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import FPS
-from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames, scaled_size
+from subextract.schema import Band
+from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, scaled_size
 
 BOTTOM = Band(0, 280, 640, 80, "bottom")
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from conftest import run_ffmpeg
-from subextract.stages.sample import Band, DecodeRequest, decode_frames, yuv_to_bgr
+from subextract.schema import Band
+from subextract.stages.sample import DecodeRequest, decode_frames, yuv_to_bgr
 
 ORANGE_BGR = (26, 140, 255)
 

@@ -14,10 +14,14 @@ from subextract.scoring import (
     Score,
     TimedText,
     load_cues,
-    main,
     normalize_text,
     score,
 )
+from subextract.cli import main as cli_main
+
+
+def main(argv: list[str]) -> int:
+    return cli_main(["score", *argv])
 
 Cue = tuple[float, float, str]  # start s, end s, text
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from subextract.config import load_settings
-from subextract.stages.segment import (Segmenter, _FrameKeeper, exact_lost_share, lost_share, mask_difference,
-                                      text_mask)
+from subextract.stages.mask import exact_lost_share, lost_share, mask_difference, text_mask
+from subextract.stages.segment import Segmenter, _FrameKeeper
 
 SETTINGS = load_settings().segment
 H, W = 80, 640

@@ -12,8 +12,9 @@ import pytest
 
 from subextract.pipeline.run import _ReadingCache
 from subextract.stages.appearance import Appearance, settings_for
-from subextract.stages.segment import (Segmenter, centred, has_text_line, line_boxes, still_shown, stroke_lift,
-                                      text_mask)
+from subextract.stages.mask import centred, has_text_line, still_shown, stroke_lift, text_mask
+from subextract.stages.segment import Segmenter
+from subextract.stages.lines import line_boxes
 from test_segment import H, SETTINGS, W, _fill, _ys, background, times
 
 PLAIN = settings_for(Appearance(plane="y", outlined=False, level=250, lift=90, lines=3), SETTINGS)

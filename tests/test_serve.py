@@ -134,16 +134,21 @@ def test_other_formats_parse_back(client, zh_job):
     assert client.get(f"/v1/jobs/{job_id}/subtitles.exe").status_code == 404
 
 
-def test_crop_is_the_cues_band(client, zh_job):
-    job_id, _ = zh_job
-    response = client.get(f"/v1/jobs/{job_id}/cues/0/crop.png")
-    assert response.status_code == 200 and response.content.startswith(b"\x89PNG")
-    band = client.get(f"/v1/jobs/{job_id}/subtitles.json").json()["bands"][0]
+def test_each_cue_has_the_picture_its_text_was_read_from(client, zh_job):
     from io import BytesIO
 
     from PIL import Image
 
-    assert Image.open(BytesIO(response.content)).size == (band["width"], band["height"])
+    job_id, events = zh_job
+    band = client.get(f"/v1/jobs/{job_id}/subtitles.json").json()["bands"][0]
+    pictures = []
+    for seq in range(sum(event == "cue" for event, _, _ in events)):
+        response = client.get(f"/v1/jobs/{job_id}/cues/{seq}/crop.png")
+        assert response.status_code == 200 and response.headers["content-type"] == "image/png"
+        width, height = Image.open(BytesIO(response.content)).size
+        assert 0 < width <= band["width"] and 0 < height <= band["height"]
+        pictures.append(response.content)
+    assert len(set(pictures[:4])) == 4  # four different lines, four different pictures
     assert client.get(f"/v1/jobs/{job_id}/cues/999/crop.png").status_code == 404
 
 

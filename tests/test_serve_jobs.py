@@ -89,8 +89,8 @@ def test_url_job_runs_where_the_server_allows_the_address(tmp_path, video_host, 
             job = wait_for(client, response.json()["id"])
             assert job["status"] == "done" and job["source"] == "url", job
             assert client.get(f"/v1/jobs/{job['id']}/subtitles.srt").text == zh_cli_srt
-            # A URL job keeps no copy of the stream, so it has no pictures to proofread against.
-            assert client.get(f"/v1/jobs/{job['id']}/cues/0/crop.png").status_code == 404
+            # The OCR pictures are kept as the stream is read: a URL job can be proofread too.
+            assert client.get(f"/v1/jobs/{job['id']}/cues/0/crop.png").content.startswith(b"\x89PNG")
             # The opt-in names one address: another private one is still refused.
             refused = client.post("/v1/jobs", json={"url": "http://10.0.0.1/video.mp4"})
             assert refused.status_code == 400 and "private" in refused.json()["error"]

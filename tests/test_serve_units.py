@@ -4,7 +4,7 @@ what a job's options may change."""
 from __future__ import annotations
 
 from subextract.serve.store import ORIGINAL, Store, StoredCue
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 
 
 def _store(tmp_path) -> Store:
@@ -85,7 +85,7 @@ def test_a_taken_port_is_one_line_and_exit_2(tmp_path):
 
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        run = subprocess.run([sys.executable, "-m", "subextract.cli", "serve", "--port", str(port), "--data",
+        run = subprocess.run([sys.executable, "-m", "subextract", "serve", "--port", str(port), "--data",
                               str(tmp_path / "data")], capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 2
     assert run.stderr == f"subextract: error: cannot listen on 127.0.0.1:{port} (Address already in use)\n"

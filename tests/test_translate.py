@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from subextract.cli import language_output, main
+from subextract.cli import main
+from subextract.job import language_output
 from subextract.config import load_settings
 from subextract.errors import SubextractError
 from subextract.translate import checked_language, open_translator, source_language
@@ -206,7 +207,7 @@ def test_no_cues_no_requests():
 
 
 def test_source_language_of_a_cue_list():
-    from subextract.stages.align import Cue
+    from subextract.schema import Cue
 
     cues = [Cue(0, 1, ("今天天气很好", "The weather is nice"), ("zh", "en"), 1.0),
             Cue(1, 2, ("我们去公园散步吧",), ("zh",), 1.0), Cue(2, 3, ("明天见",), ("zh",), 1.0),

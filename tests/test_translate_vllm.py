@@ -161,7 +161,7 @@ def test_server_killed_mid_translation(server, tmp_path):
     settings["translate"].update(concurrency=1, request_retries=1, batch_size=1)
     config.write_text(yaml.safe_dump(settings))
     finished_before = server.successes()
-    run = subprocess.Popen([sys.executable, "-m", "subextract.cli", str(SAMPLE), "--lang", "zh", "--region", "bottom",
+    run = subprocess.Popen([sys.executable, "-m", "subextract", str(SAMPLE), "--lang", "zh", "--region", "bottom",
                             "--translate", "en", "--translator-server", server.url, "--config", str(config),
                             "-o", str(original)], cwd=REPO, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from subextract.config import load_settings
-from subextract.stages.ocr import OcrFailure, Reading
+from subextract.schema import Reading
+from subextract.stages.ocr import OcrFailure
 from subextract.stages.ocr.vlm import (Reply, SendFailure, chunks, clean_repeated_tail, make_reading, prepare,
                                        read_pictures, reply_lines, split_language_tag, stack_strips)
 

@@ -12,7 +12,7 @@ import pytest
 import webvtt
 
 from subextract.errors import SubextractError
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 from subextract.stages.write import check_writable, render, render_json, render_srt, render_vtt, write_text
 
 CUES = [
@@ -86,8 +86,8 @@ def test_json_has_cues_with_confidence():
 
 
 def test_unknown_format():
-    with pytest.raises(SubextractError, match="unknown format 'ass'"):
-        render(CUES, "ass")
+    with pytest.raises(SubextractError, match="unknown format 'sbv'"):
+        render(CUES, "sbv")
 
 
 # --------------------------------------------------------------------------------------------

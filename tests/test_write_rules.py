@@ -14,7 +14,7 @@ import pytest
 import webvtt
 
 from subextract.errors import SubextractError
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 from subextract.stages.write import (FORMATS, check_writable, cue_record, jsonl_line, jsonl_record, main_language,
                                      render, render_jsonl, write_text)
 
@@ -77,15 +77,45 @@ def test_render_json_keeps_the_metadata_and_the_cues():
 
 
 def test_every_format_renders():
-    assert FORMATS == ("srt", "vtt", "json", "jsonl")
+    assert FORMATS == ("srt", "vtt", "ass", "json", "jsonl")
     for fmt in FORMATS:
         assert render(LONG, fmt)
 
 
 def test_unknown_format_message_lists_the_formats():
     with pytest.raises(SubextractError) as refused:
-        render(LONG, "ass")
-    assert str(refused.value) == "unknown format 'ass' (choose from srt, vtt, json, jsonl)"
+        render(LONG, "sbv")
+    assert str(refused.value) == "unknown format 'sbv' (choose from srt, vtt, ass, json, jsonl)"
+
+
+TWO_BANDS = {"width": 1280, "height": 720, "bands": [{"x": 0, "y": 560, "width": 1280, "height": 160},
+                                                     {"x": 0, "y": 0, "width": 1280, "height": 160}]}
+PLACED = [Cue(1.0, 2.5, ("bottom line", "second {x} line"), ("en", "en"), 0.9, band=0),
+          Cue(1.2, 2.0, ("top sign",), ("en",), 0.9, band=1)]
+
+
+def test_ass_keeps_position_and_text_as_libass_reads_it():
+    import pysubs2
+
+    subs = pysubs2.SSAFile.from_string(render(PLACED, "ass", TWO_BANDS))
+    assert subs.info["PlayResY"] == "720"
+    bottom, top = subs.events
+    assert (bottom.start, bottom.end, top.start) == (1000, 2500, 1200)
+    assert top.text == r"{\an8}top sign"
+    assert bottom.text == r"bottom line\Nsecond \{x\} line"  # braces escaped: not an override tag
+    assert bottom.plaintext.splitlines()[0] == "bottom line"
+
+
+def test_vtt_places_top_band_cues_at_the_top():
+    body = render(PLACED, "vtt", TWO_BANDS)
+    captions = list(webvtt.from_buffer(io.StringIO(body)))
+    assert [c.text for c in captions] == ["bottom line\nsecond {x} line", "top sign"]
+    assert "00:00:01.200 --> 00:00:02.000 line:0\n" in body
+    assert "00:00:01.000 --> 00:00:02.500\n" in body
+
+
+def test_no_band_geometry_means_default_placement():
+    assert "an8" not in render(PLACED, "ass") and "line:0" not in render(PLACED, "vtt")
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,7 +201,7 @@ def test_output_is_utf8_whatever_the_locale(tmp_path):
 
     code = ("import sys\nfrom subextract.stages.align import Cue\nfrom subextract.stages.write import render, write_text\n"
             "cues = [Cue(1.0, 2.0, ('\\u4eca\\u5929\\u5929\\u6c14\\u5f88\\u597d',), ('zh',), 0.9)]\n"
-            "for fmt in ('srt', 'vtt', 'json', 'jsonl'):\n    write_text(sys.argv[1] + '.' + fmt, render(cues, fmt))\n"
+            "for fmt in ('srt', 'vtt', 'ass', 'json', 'jsonl'):\n    write_text(sys.argv[1] + '.' + fmt, render(cues, fmt))\n"
             "import subextract.stages.write as w; w.write_text('/dev/null', render(cues, 'srt'))\n")
     env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
     check = subprocess.run([sys.executable, "-c", "import locale; print(locale.getpreferredencoding(False))"],

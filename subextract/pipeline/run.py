@@ -9,11 +9,12 @@ the worker tags each reading's language (py3langid loads its model then) while d
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -23,17 +24,19 @@ import numpy as np
 from subextract.config import Settings, load_settings
 from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
-from subextract.stages.align import Cue, align
+from subextract.schema import Band, Cue, DamagedSpan, Reading, Segment, VideoInfo
+from subextract.stages.align import align
 from subextract.stages.appearance import LineStrip, learn_appearance, settings_for
 from subextract.stages.boundary import refine_boundaries
-from subextract.stages.damage import DamagedSpan
+from subextract.stages.crops import CropSaver
 from subextract.stages.language import detect_language, matches_language
-from subextract.stages.ocr import OcrEngine, OcrFailure, Reading, create_engine
+from subextract.stages.ocr import OcrEngine, OcrFailure, create_engine, engine_traits
 from subextract.stages.ocr_fixes import fix_common_errors
-from subextract.stages.probe import VideoInfo, probe
+from subextract.stages.probe import probe
 from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_frames
-from subextract.stages.sample import Band, DecodeReport, DecodeRequest, decode_frames, yuv_to_bgr
-from subextract.stages.segment import Segment, Segmenter, exact_lost_share, glyph_changed, mask_difference
+from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, yuv_to_bgr
+from subextract.stages.mask import exact_lost_share, glyph_changed, mask_difference
+from subextract.stages.segment import Segmenter
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +70,27 @@ class ExtractionResult:
     complete: bool = True
     error: str | None = None  # what stopped the run early (an OCR engine failure); the cues before it are kept
     damaged: list[DamagedSpan] = field(default_factory=list)  # decode errors: cues overlapping these may be wrong
+    lang: str = "all"  # the language asked for
+
+    def metadata(self, video: str | None = None) -> dict:
+        """What ``--format json`` says beside the cues: the video, the bands used, run statistics."""
+        s = self.stats
+        return {"video": video or self.info.path, "duration": self.info.duration, "width": self.info.width,
+                "height": self.info.height, "language": self.lang,
+                "bands": [dataclasses.asdict(band) for band in self.bands],
+                "stats": {"ocr_calls": s.ocr_calls, "ocr_seconds": round(s.ocr_seconds, 3), "segments": s.segments,
+                          "frames": s.frames, "wall_seconds": round(s.wall_seconds, 3),
+                          "realtime_factor": round(s.realtime_factor, 2)},
+                "complete": self.complete, "warnings": self.warnings,
+                "damaged": [dataclasses.asdict(span) for span in self.damaged]}
+
+    def save(self, path: str, format: str | None = None) -> None:
+        """Write the cues as ``format`` (srt, vtt, ass, json, jsonl; default: from the file's
+        extension, else srt), replacing the file atomically."""
+        from subextract.stages.write import FORMATS, render, write_text
+
+        suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+        write_text(path, render(self.cues, format or (suffix if suffix in FORMATS else "srt"), self.metadata()))
 
 
 _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it has been read
@@ -219,36 +243,32 @@ def _in_background(function: Callable, *args) -> Future:
     return future
 
 
-# Engines whose set-up runs beside probing and decoding: the embedded engine's (imports and
-# configuration parsing, ~1 s; its models load on first use), and a local model's load (17-82 s
-# for vLLM on the H200, ~2 s for transformers). vLLM's engine core then runs in this process
-# (clients/vllm_runtime.py), as the tests start it on this thread. The openai engine only opens
-# a connection.
-_STARTED_IN_BACKGROUND = ("rapidocr", "vllm", "transformers")
-
-
 def _engine_future(engine: OcrEngine | None, settings: Settings) -> Future:
     """The OCR engine, being set up: segments queue for it meanwhile, so only the first read
     waits for the engine, never the decoding."""
-    if engine is None and settings.ocr.engine in _STARTED_IN_BACKGROUND:
+    if engine is None and engine_traits(settings.ocr.engine).set_up_in_background:
         return _in_background(create_engine, settings.ocr)
     future: Future = Future()
     future.set_result(engine or create_engine(settings.ocr))
     return future
 
 
-def extract(video: str, settings: Settings | None = None, *, lang: str = "all", start: float = 0.0,
-            end: float | None = None, engine: OcrEngine | None = None,
+def extract(video: str, settings: Settings | str | Sequence[str] | None = None, *, lang: str = "all",
+            start: float = 0.0, end: float | None = None, engine: OcrEngine | None = None,
             progress: ProgressCallback | None = None, on_cue: CueCallback | None = None,
-            on_stage: StageCallback | None = None) -> ExtractionResult:
-    """Extract the burned-in subtitles of ``video`` as cues (see ``subextract.cli`` for the options).
+            on_stage: StageCallback | None = None, save_crops: str | None = None) -> ExtractionResult:
+    """Extract the burned-in subtitles of ``video`` as cues.
 
-    ``on_cue`` gets each cue, in the order of the returned list, as soon as it is final (with
-    ``--fps``, boundaries are final only after the closing refinement, so at the end)."""
+    ``settings``: loaded settings, or a preset name or YAML path (or several, layered), e.g.
+    ``extract("talk.mp4", "fast")``. ``on_cue`` gets each cue, in the order of the returned list,
+    as soon as it is final (with ``--fps``, boundaries are final only after the closing
+    refinement, so at the end). ``save_crops``: a folder for each segment's OCR picture."""
     began = time.perf_counter()
-    settings = settings or load_settings()
+    settings = settings if isinstance(settings, Settings) else load_settings(settings)
+    crops = CropSaver(save_crops) if save_crops else None
     stage = on_stage or (lambda _name: None)
     ready = _engine_future(engine, settings)
+    traits = engine_traits(settings.ocr.engine)
     stage("probing")
     info = probe(video)
     start, end = _checked_range(info, start, end)
@@ -257,9 +277,10 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         from subextract.stages.ocr.rapid import RapidTextDetector
 
         # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
-        # Only the embedded engine shares its models: the region search waits for no other engine's start.
-        shared = ready.result() if settings.ocr.engine == "rapidocr" else None
-        return RapidTextDetector.for_engine(shared, settings.region.prescan_det_side, settings.ocr.threads)
+        # Only an engine whose models hold a detector is waited for: the region search waits for no other's start.
+        if traits.text_detector:
+            return ready.result().text_detector()
+        return RapidTextDetector.standalone(settings.region.prescan_det_side, settings.ocr.threads)
 
     stage("finding the subtitle band" if settings.region.mode == "auto" else "starting")
     region = find_bands(info, settings.region, detector, start, end)
@@ -271,7 +292,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
                             blackout=_band_blackouts(static, bands),
-                            mask_plane=appearance.plane if appearance is not None and appearance.plane != "y" else None,
+                            mask_plane=appearance.plane if appearance is not None and appearance.decoded_in_colour
+                            else None,
                             frame_duration=1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration)
     report = DecodeReport()
     stats = Stats()
@@ -298,9 +320,13 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
         if key is None:
             key = len(segments)
             cache.remember(segment, key)
+            if crops is not None:
+                crops.save(segment, key)
             worker.submit(key, segment)
         else:
             stats.reused_readings += 1
+            if crops is not None:
+                crops.save(segment, key)
             segment.image = _READ  # read already as an earlier segment: held on to, a film's repeats add up
         cache.follow(segment, key)
         segments.append((segment, key))
@@ -356,6 +382,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
     stats.ocr_seconds = worker.seconds
     cues = _cues(segments, worker.results, settings, lang, len(bands))
+    if crops is not None:
+        crops.finish(worker.results, partial(_prepared, lang=lang))
     if report.refused:
         from subextract.stages.netguard import describe_refusals
 
@@ -373,7 +401,8 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     stats.video_seconds = max(0.0, (end if end is not None else info.duration or last_pts) - start)
     stats.wall_seconds = time.perf_counter() - began
     return ExtractionResult(info=info, bands=bands, cues=cues, stats=stats, warnings=warnings, complete=complete,
-                            error=str(worker.error) if worker.error is not None else None, damaged=damaged)
+                            error=str(worker.error) if worker.error is not None else None, damaged=damaged,
+                            lang=lang)
 
 
 def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:

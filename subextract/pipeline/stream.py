@@ -18,9 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from subextract.config import AlignSettings
-from subextract.stages.align import Cue, align
-from subextract.stages.ocr import Reading
-from subextract.stages.segment import Segment
+from subextract.schema import Cue, Reading, Segment
+from subextract.stages.align import align
 
 CueCallback = Callable[[Cue], None]
 

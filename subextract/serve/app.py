@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -38,7 +38,7 @@ from subextract.serve.service import ServiceConfig
 from subextract.serve.store import ACTIVE, ORIGINAL, Store
 from subextract.serve.upload import UploadError, receive_upload
 from subextract.serve.worker import WorkerPool
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 
 log = logging.getLogger(__name__)
 access_log = logging.getLogger("subextract.serve.access")
@@ -429,22 +429,17 @@ async def _edit_cue(request: Request) -> Response:
     return JSONResponse(stored.record())
 
 
-async def _crop(request: Request) -> Response:
-    from subextract.serve.crops import crop_png
+def _crop(request: Request) -> Response:
+    from subextract.serve.crops import cue_picture
+    from subextract.serve.worker import CROPS
 
     service = _service(request)
     job = _finished_job(service, request.path_params["job_id"])
     seq = request.path_params["seq"]
-    if job.source != "upload":
-        raise _error(404, "pictures are kept for uploads only (a URL job's stream is not stored)")
     stored = next((c for c in service.store.cues(job.id, ORIGINAL, seq - 1) if c.seq == seq), None)
     if stored is None:
         raise _error(404, f"job {job.id} has no cue {seq}")
-    cue = stored.cue
-    folder = service.config.job_folder(job.id)
-    target = folder / "crops" / f"{seq}-{round(cue.start * 1000)}-{round(cue.end * 1000)}.png"
-    try:
-        png = await run_in_threadpool(crop_png, folder / "input", cue, (job.metadata or {}).get("bands", []), target)
-    except SubextractError as exc:
-        raise _error(404, str(exc)) from None
-    return Response(png, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+    picture = cue_picture(service.config.job_folder(job.id) / CROPS, stored.cue)
+    if picture is None:
+        raise _error(404, f"job {job.id} kept no picture for cue {seq}")
+    return FileResponse(picture, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})

@@ -1,38 +1,33 @@
-"""The subtitle band of a cue's middle frame, as a PNG: what the proofreader compares the text with.
+"""The picture the OCR engine read for a cue, shown beside it on the proofreading page.
 
-Made on demand from the stored upload by FFmpeg (one seek, one frame, cropped to the cue's band)
-and kept in the job's folder, so a job costs no pictures until someone proofreads it.
+A job saves each segment's OCR picture with ``crops.json`` listing them (``subextract.job``'s
+``save_crops``); a cue is made of one or more segments of its band, and the one overlapping it
+longest is its picture — what the text was read from, for uploads and streams alike.
 """
 
 from __future__ import annotations
 
-import subprocess
+import json
 from pathlib import Path
 
-from subextract.errors import SubextractError
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 
 
-def crop_png(video: Path, cue: Cue, bands: list[dict], target: Path) -> bytes:
-    """The PNG at ``target``, made first when missing."""
-    from subextract.stages.probe import ffmpeg_exe
-    from subextract.stages.source import input_args
-
-    if target.is_file():
-        return target.read_bytes()
-    if not 0 <= cue.band < len(bands):
-        raise SubextractError("the cue's band is not known")
-    band = bands[cue.band]
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".part.png")
+def cue_picture(folder: Path, cue: Cue) -> Path | None:
+    """The PNG of the segment of ``cue``'s band that overlaps it longest (or, after an edit moved
+    the cue off every segment, the nearest one); None when the job saved none."""
+    try:
+        listing = json.loads((folder / "crops.json").read_text(encoding="utf-8"))["crops"]
+    except (OSError, ValueError, KeyError):
+        return None
+    candidates = [crop for crop in listing if crop.get("band") == cue.band and Path(crop["file"]).name == crop["file"]]
+    if not candidates:
+        return None
     middle = (cue.start + cue.end) / 2
-    result = subprocess.run(
-        [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", "-ss", f"{middle:.3f}",
-         *input_args(str(video)), "-i", str(video), "-frames:v", "1",
-         "-vf", f"crop={band['width']}:{band['height']}:{band['x']}:{band['y']}", "-f", "image2", "-c:v", "png",
-         "-y", str(partial)], capture_output=True, text=True, errors="replace", check=False, timeout=60)
-    if result.returncode != 0 or not partial.is_file():
-        partial.unlink(missing_ok=True)
-        raise SubextractError("FFmpeg could not cut the frame")
-    partial.replace(target)
-    return target.read_bytes()
+
+    def fit(crop: dict) -> tuple[float, float]:
+        overlap = min(cue.end, crop["end"]) - max(cue.start, crop["start"])
+        return overlap, -abs((crop["start"] + crop["end"]) / 2 - middle)
+
+    path = folder / max(candidates, key=fit)["file"]
+    return path if path.is_file() else None

@@ -14,7 +14,7 @@ from subextract.errors import SubextractError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from subextract.cli import add_config_option, add_engine_options, count_arg, positive_arg
+    from subextract.cli.options import add_config_option, add_engine_options, count_arg, positive_arg
 
     parser = argparse.ArgumentParser(
         prog="subextract serve",
@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--translator-server", metavar="URL",
                         help="an OpenAI-compatible server for jobs with 'translate' (key: $SUBEXTRACT_API_KEY)")
     parser.add_argument("--translator-model", metavar="PATH|NAME", help="the translation model")
-    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
+                        help="the logging level (default: info: a line per request and per job)")
     parser.add_argument("--log-format", default="text", choices=("text", "json"),
                         help="json: one JSON object a line, a request's fields as keys (default: text)")
     add_config_option(parser)
@@ -74,24 +75,21 @@ def config_from_args(args: argparse.Namespace):
 
 
 def _apply_network_policy(allowed: str | None) -> None:
-    from subextract.stages.netguard import NetworkPolicy, parse_allowances, set_policy
-    from subextract.stages.source import read_timeout
+    """The CLI's policy for URL jobs; an upload is never read as a playlist or list (no --input-format)."""
+    from subextract.cli.options import apply_input_options
 
-    set_policy(NetworkPolicy(allow_all_private=allowed == "*",
-                             allowances=parse_allowances(allowed) if allowed not in (None, "*") else (),
-                             timeout=read_timeout()))
+    apply_input_options(argparse.Namespace(allow_private_network=allowed, input_format=None))
 
 
-def main(argv: list[str]) -> int:
+def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from subextract.serve.app import create_app
 
-    args = build_parser().parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLines() if args.log_format == "json" else
                          logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=args.log_level.upper(), handlers=[handler])
+    logging.basicConfig(level=args.log_level.upper(), handlers=[handler], force=True)
     _apply_network_policy(args.allow_private_network)
     config = config_from_args(args)
     config.base_settings()  # a bad --config or engine option fails now, with one line

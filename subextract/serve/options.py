@@ -40,7 +40,7 @@ class JobOptions:
 
 def parse_options(values: Mapping[str, Any], allowed_configs: list[str], can_translate: bool) -> JobOptions:
     """``values``: field → str (a form field), list of str (a repeated one) or a JSON value."""
-    from subextract.cli import language_arg, time_arg
+    from subextract.cli.options import language_arg, time_arg
     from subextract.feeds import Watchlist
 
     unknown = sorted(set(values) - set(FIELDS))

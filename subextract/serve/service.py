@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from subextract.config import Settings, TranslateSettings, load_settings
+from subextract.config import Settings, load_settings
 
 
 @dataclass(frozen=True)
@@ -35,24 +35,22 @@ class ServiceConfig:
     def job_folder(self, job_id: str) -> Path:
         return self.data / "jobs" / job_id
 
+    def _overrides(self, region: str | None = None) -> dict:
+        server = self.translator_server
+        return {"region": {"mode": region}, "ocr": self.ocr_overrides,
+                "translate": {"engine": "openai" if server else None, "server": server,
+                              "model": self.translator_model}}
+
     def base_settings(self) -> Settings:
-        return load_settings(list(self.configs), {"ocr": self.ocr_overrides})
+        return load_settings(list(self.configs), self._overrides())
 
     def job_settings(self, configs: tuple[str, ...], region: str | None) -> Settings:
         """The server's settings with the job's presets and region on top. The OCR and translate
         sections stay the server's: every worker's engine was made from them, and a client's
         preset must not make the server load another model."""
         base = self.base_settings()
-        settings = load_settings([*self.configs, *configs], {"region": {"mode": region}, "ocr": self.ocr_overrides})
+        settings = load_settings([*self.configs, *configs], self._overrides(region))
         return dataclasses.replace(settings, ocr=base.ocr, translate=base.translate)
 
-    def translator(self, settings: Settings) -> TranslateSettings:
-        translate = settings.translate
-        if self.translator_server:
-            translate = dataclasses.replace(translate, engine="openai", server=self.translator_server)
-        if self.translator_model:
-            translate = dataclasses.replace(translate, model=self.translator_model, engine=translate.engine or "vllm")
-        return translate
-
     def can_translate(self) -> bool:
-        return bool(self.translator(self.base_settings()).engine)
+        return bool(self.base_settings().translate.engine)

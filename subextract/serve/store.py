@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 
 STATES = ("queued", "running", "done", "failed", "cancelled")
 ACTIVE = ("queued", "running")

@@ -19,7 +19,7 @@ from subextract.errors import SubextractError
 from subextract.serve.options import JobOptions
 from subextract.serve.service import ServiceConfig
 from subextract.serve.store import ORIGINAL, Job, StoredCue, Store
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 
 log = logging.getLogger(__name__)
 
@@ -47,34 +47,46 @@ class JobOutcome:
     wall_seconds: float = 0.0
 
 
+CROPS = "crops"  # the job folder's sub-folder of OCR pictures (``--save-crops``), shown beside each cue
+
+
 def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
-            on_cue: Callable[[Cue], None], progress: Callable[[float, float | None, int], None],
+            on_cue: Callable[[dict], None], progress: Callable[[float, float | None, int], None],
             on_stage: Callable[[str], None]) -> JobOutcome:
-    """One video's job: extract (cues streamed to ``on_cue`` as they become final), then the
-    optional translation. The one place the service calls the pipeline."""
-    from subextract.cli import json_metadata
-    from subextract.pipeline.run import extract
+    """One video's job through ``subextract.job`` (as the CLI and the batch runner run it): cues
+    streamed to ``on_cue`` as feed records the moment they are final, no file written but the OCR
+    pictures; the cues, the metadata and the translation come back to be stored."""
+    from subextract import job as jobs
+    from subextract.feeds import Watchlist
 
     settings = config.job_settings(options.config, options.region)
-    result = extract(job.input, settings, lang=options.lang, start=options.start, end=options.end, engine=engine,
-                     progress=progress, on_cue=on_cue, on_stage=on_stage)
-    metadata = json_metadata(job.name, options.lang, result)
-    outcome = JobOutcome(cues=result.cues, metadata=metadata, warnings=list(result.warnings), error=result.error,
-                         ocr_calls=result.stats.ocr_calls, video_seconds=result.stats.video_seconds,
-                         wall_seconds=result.stats.wall_seconds)
-    if options.translate and result.cues:
-        from subextract.translate import open_translator, source_language, translate_cues
+    translator = None
+    if options.translate:
+        from subextract.translate import open_translator
 
-        on_stage("translating")
-        translator = open_translator(config.translator(settings))
-        try:
-            translation = translate_cues(translator, result.cues, source_language(result.cues, options.lang),
-                                         options.translate)
-        finally:
+        translator = open_translator(settings.translate)
+    try:
+        result = jobs.run_job(
+            job.input, settings,
+            jobs.JobOptions(lang=options.lang, start=options.start, end=options.end, translate=options.translate,
+                            watchlist=Watchlist.parse(options.watchlist) if options.watchlist else None,
+                            save_crops=str(config.job_folder(job.id) / CROPS)),
+            jobs.JobOutputs(cues=None), engine=engine, translator=translator,
+            events=jobs.JobEvents(progress=progress, stage=on_stage, cue=on_cue))
+    finally:
+        if translator is not None:
             translator.model.close()
-        outcome.translation = (options.translate, translation.translated)
-        outcome.metadata["translation"] = translation.summary
-        outcome.warnings.extend(translation.result.warnings)
+    extraction = result.extraction
+    metadata = {**result.metadata, "video": job.name}
+    outcome = JobOutcome(cues=result.cues, metadata=metadata, warnings=list(extraction.warnings),
+                         error=extraction.error, ocr_calls=extraction.stats.ocr_calls,
+                         video_seconds=extraction.stats.video_seconds, wall_seconds=extraction.stats.wall_seconds)
+    if result.translation_error is not None:
+        outcome.warnings.append(result.translation_error)
+    elif result.translation is not None:
+        outcome.translation = (options.translate, result.translation.translated)
+        outcome.metadata["translation"] = result.translation.summary
+        outcome.warnings.extend(result.translation.result.warnings)
     return outcome
 
 
@@ -82,7 +94,7 @@ class WorkerPool:
     """``config.workers`` threads running jobs; ``cancel`` stops one, ``shutdown`` all."""
 
     def __init__(self, config: ServiceConfig, store: Store, metrics) -> None:
-        from subextract.batch import EnginePool
+        from subextract.stages.ocr import EnginePool
 
         self.config = config
         self.store = store
@@ -169,9 +181,11 @@ class WorkerPool:
             if reason is not None:
                 raise JobInterrupted(reason)
 
-        def on_cue(cue: Cue) -> None:
+        def on_cue(record: dict) -> None:
             nonlocal streamed
-            if self.store.add_cue(job.id, StoredCue(streamed, cue, flags(cue))):
+            cue = Cue(record["start"], record["end"], tuple(record["lines"]), tuple(record["languages"]),
+                      record["confidence"], record["band"])
+            if self.store.add_cue(job.id, StoredCue(streamed, cue, record.get("flags"))):
                 streamed += 1
 
         def on_stage(name: str) -> None:

@@ -9,22 +9,7 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz
 
 from subextract.config import AlignSettings
-from subextract.stages.ocr import Reading
-from subextract.stages.segment import Segment
-
-
-@dataclass(frozen=True)
-class Cue:
-    start: float
-    end: float
-    lines: tuple[str, ...]
-    languages: tuple[str, ...]
-    confidence: float
-    band: int = 0
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
+from subextract.schema import Cue, Reading, Segment
 
 
 @dataclass

@@ -39,6 +39,14 @@ class Appearance:
     # their strokes: thin strokes at pre-scan scale keep their full brightness only along their middle)
     lift: int  # how far the strokes stand above their surroundings in that plane (median over lines)
     lines: int  # subtitle lines it was learned from
+    # The strokes carry colour (pink, yellow, cyan …): the OCR picture is then read in colour. The
+    # recogniser was trained on colour pictures; in luma alone a pink 欲 over a moving picture
+    # reads as 欽 in every frame, in colour right at 0.999 (measured).
+    coloured: bool = False
+
+    @property
+    def decoded_in_colour(self) -> bool:
+        return self.plane != "y" or self.coloured
 
 
 def _lift(grey: np.ndarray, settings: SegmentSettings) -> np.ndarray:
@@ -98,7 +106,24 @@ def learn_appearance(strips: Mapping[str, Sequence[LineStrip]], settings: Segmen
     shares = [share for share, _ in styles if share is not None]
     outlined = plane == "y" and bool(shares) and min(shares) >= settings.outline_share
     return Appearance(plane=plane, outlined=outlined, level=int(np.median([level for _, level in styles])),
-                      lift=lift, lines=len(styles))
+                      lift=lift, lines=len(styles), coloured=_stroke_chroma(strips, settings) >= settings.colour_chroma)
+
+
+def _stroke_chroma(strips: Mapping[str, Sequence[LineStrip]], settings: SegmentSettings) -> float:
+    """How far the lines' bright strokes are from grey in chroma (the median over lines of the
+    median distance of their stroke pixels from the neutral point); 0 without the chroma planes."""
+    luma, blue, red = strips.get("y", ()), strips.get("u", ()), strips.get("v", ())
+    if not luma or len(blue) != len(luma) or len(red) != len(luma):
+        return 0.0
+    distances = []
+    for (y, x0, x1), (u, *_), (v, *_) in zip(luma, blue, red):
+        line = np.s_[:, x0:x1]
+        strokes = _lift(y[line], settings) >= settings.contrast_min
+        if y.shape != u.shape or np.count_nonzero(strokes) < _MIN_STROKES:
+            continue
+        chroma = np.hypot(u[line][strokes].astype(np.float32) - 128, v[line][strokes].astype(np.float32) - 128)
+        distances.append(float(np.median(chroma)))
+    return float(np.median(distances)) if distances else 0.0
 
 
 def settings_for(appearance: Appearance | None, settings: SegmentSettings) -> SegmentSettings:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from subextract.config import SegmentSettings
+from subextract.schema import Segment
 from subextract.stages.sample import Frame
-from subextract.stages.segment import (Segment, adds_line, analysis_view, exact_lost_share, lost_share, still_shown,
-                                      stroke_lift, text_mask)
+from subextract.stages.mask import adds_line, analysis_view, exact_lost_share, lost_share, still_shown, stroke_lift, text_mask
 
 DecodeRange = Callable[[float, float], Iterable[Frame]]  # (start, end) → frames in [start, end)
 

@@ -14,27 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from subextract.schema import DamagedSpan
+
 
 
 LATENCY_FRAMES = 24  # frames the decoder's threads and queues may hold between an error line and its frame
-
-
-@dataclass(frozen=True)
-class DamagedSpan:
-    start: float  # the last frame decoded before the first error (or the range's start)
-    end: float  # the first keyframe decoded after the last error (or the end of what was decoded)
-    errors: int  # FFmpeg error lines in the span
-    missing_frames: int  # frames the frame rate promises in the span but the decoder never delivered
-    first_error: str = ""  # FFmpeg's first complaint in the span, in its words
-
-    def overlaps(self, start: float, end: float) -> bool:
-        return start < self.end and end > self.start
-
-    def describe(self) -> str:
-        missing = f", {self.missing_frames} frames missing" if self.missing_frames else ""
-        errors = f"{self.errors} decode error{'' if self.errors == 1 else 's'}"
-        return f"{self.start:.2f}–{self.end:.2f} s ({errors}{missing})"
 
 
 class DamageTracker:

@@ -9,8 +9,8 @@ back to its detector when it does not trust the result.
 from __future__ import annotations
 
 import numpy as np
+from subextract.schema import LineBox
 
-Box = tuple[int, int, int, int]  # x0, y0, x1, y1 (exclusive) in the band picture
 
 
 def _runs(active: np.ndarray, max_gap: int) -> list[tuple[int, int]]:
@@ -51,7 +51,7 @@ def _split_stacked(rows: np.ndarray, y0: int, y1: int, min_height: int) -> list[
 
 
 def line_boxes(core: np.ndarray, band_shape: tuple[int, int], min_height: int = 4,
-               pad: bool = True) -> tuple[Box, ...]:
+               pad: bool = True) -> tuple[LineBox, ...]:
     """Boxes (in band pixels) of the text lines in a stroke mask computed on a scaled band,
     with a margin for the recogniser unless ``pad`` is false."""
     scale_y = band_shape[0] / core.shape[0]

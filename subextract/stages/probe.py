@@ -11,11 +11,12 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+
 from functools import lru_cache
 from pathlib import Path
 
 from subextract.errors import SubextractError
+from subextract.schema import VideoInfo
 from subextract.stages.netguard import GuardProxy, describe_refusals
 from subextract.stages.source import check_url, ffmpeg_environment, input_args, is_url, needs_proxy
 
@@ -31,21 +32,6 @@ def ffmpeg_exe() -> str:
     except ImportError as exc:  # pragma: no cover - it is a declared dependency
         raise SubextractError("no ffmpeg found: install ffmpeg or the imageio-ffmpeg package") from exc
     return imageio_ffmpeg.get_ffmpeg_exe()
-
-
-@dataclass(frozen=True)
-class VideoInfo:
-    path: str
-    duration: float  # seconds; 0.0 when the container does not say
-    fps: float  # nominal frame rate of the video stream
-    width: int  # display width, after rotation
-    height: int  # display height, after rotation
-    rotation: int  # degrees the player rotates the coded picture
-    codec: str
-
-    @property
-    def frame_duration(self) -> float:
-        return 1.0 / self.fps if self.fps > 0 else 0.04
 
 
 _DURATION = re.compile(r"Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)")

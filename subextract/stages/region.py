@@ -17,9 +17,9 @@ import numpy as np
 
 from subextract.config import RegionSettings
 from subextract.errors import SubextractError
+from subextract.schema import Band, VideoInfo
 from subextract.stages.appearance import LineStrip
-from subextract.stages.probe import VideoInfo
-from subextract.stages.sample import Band, DecodeRequest, decode_frames
+from subextract.stages.sample import DecodeRequest, decode_frames
 
 _MAX_LINE_HEIGHT = 0.15  # share of the frame height: taller "lines" are not subtitle text
 _EDGE_ZONE = 0.35  # a zone seen in one frame only is trusted when this close to the top or bottom

@@ -22,21 +22,12 @@ import cv2
 import ffmpeg
 import numpy as np
 
-from subextract.stages.damage import DamagedSpan, DamageTracker
+from subextract.schema import Band, DamagedSpan
+from subextract.stages.damage import DamageTracker
+
 from subextract.stages.probe import ffmpeg_exe
 from subextract.stages.netguard import GuardProxy
 from subextract.stages.source import ffmpeg_environment, input_options, needs_proxy
-
-
-@dataclass(frozen=True)
-class Band:
-    """A rectangle of the displayed picture where subtitles live (pixels)."""
-
-    x: int
-    y: int
-    width: int
-    height: int
-    label: str = "band"
 
 
 @dataclass(frozen=True)
@@ -63,7 +54,8 @@ class DecodeRequest:
     keyframes_only: bool = False
     reference_frames_only: bool = False  # skip the frames no other frame is predicted from
     blackout: Sequence[tuple[int, int, int, int]] = ()  # x, y, w, h of static text (logos) to hide
-    mask_plane: str | None = None  # a chroma plane ("u", "v", "-u", "-v") for Frame.mask_bands: crops come as YUV
+    # The plane for Frame.mask_bands ("y", "u", "v", "-u", "-v"); with one the crops come as Y, U, V.
+    mask_plane: str | None = None
     frame_duration: float = 0.04  # the stream's (or the sampling's) frame spacing: what counts as a missing frame
 
 
@@ -146,7 +138,7 @@ def _output_format(request: DecodeRequest) -> tuple[str, int]:
 
 
 def _mask_plane(yuv: np.ndarray, plane: str) -> np.ndarray:
-    """One chroma plane of a (3, h, w) crop, inverted for "-u"/"-v"."""
+    """One plane of a (3, h, w) crop, inverted for "-u"/"-v"."""
     chroma = yuv["yuv".index(plane[-1])]
     return 255 - chroma if plane.startswith("-") else chroma
 

@@ -2,14 +2,15 @@
 
 OCR runs once per segment, so this stage decides the OCR cost. Comparing raw band pixels (or a
 perceptual hash of them) mistakes a moving background for a new subtitle, so frames are compared
-through a *text mask*: bright strokes thinner than a few pixels, with a dark outline, shadow or
-box right next to them where the video's subtitles are drawn so (``stages/appearance.py``
-decides, and picks the plane the text stands out in). The mask of a subtitle stays put while the
-picture behind it moves. Masks are compared with a small dilation tolerance (a hand-written
-comparison: a perceptual hash of a wide strip squeezes each glyph into a fraction of a cell and
-cannot tell two subtitles of equal length apart). Text that the mask loses over a bright picture
-is followed by how far its known strokes still stand above their surroundings. The imagehash of
-the mask serves as a quick identity, so a repeated line can reuse an earlier reading.
+through a *text mask* (``stages/mask.py``; ``stages/appearance.py`` decides how this video's
+subtitles are drawn and the plane they stand out in). The mask of a subtitle stays put while the
+picture behind it moves. Text that the mask loses over a bright picture is followed by how far
+its known strokes still stand above their surroundings. The imagehash of the mask serves as a
+quick identity, so a repeated line can reuse an earlier reading.
+
+The segmenter is a per-frame state machine: one open segment per band, confirmed after a few
+frames, closed by a change of text (a cut, an added or replaced line) or its end, with its fade
+frames (``_Fading``) given back to it.
 """
 
 from __future__ import annotations
@@ -19,106 +20,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import cv2
-import imagehash
 import numpy as np
-from PIL import Image
 
 from subextract.config import SegmentSettings
-from subextract.stages.lines import Box, line_boxes
-
-_BESIDE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
-_TOLERANCE = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
-
-
-@dataclass
-class Segment:
-    band: int
-    start: float  # PTS of the first frame showing this content
-    end: float  # PTS of the first frame no longer showing it
-    frame_count: int
-    settled: bool  # seen for at least confirm_frames frames: its strokes are text, not passing background
-    before_start: float | None  # PTS of the last analysed frame before ``start`` (None at the range start)
-    last_shown: float  # PTS of the last analysed frame showing it
-    image: np.ndarray  # the OCR picture: per-pixel median of frames kept across the segment
-    mask_hash: imagehash.ImageHash
-    mask: np.ndarray = field(repr=False)
-    lines: tuple[Box, ...] = ()  # text lines found in the mask, in ``image`` pixels
-
-
-def analysis_view(band: np.ndarray, width: int) -> np.ndarray:
-    if band.shape[1] <= width:
-        return band
-    height = max(8, round(band.shape[0] * width / band.shape[1]))
-    return cv2.resize(band, (width, height), interpolation=cv2.INTER_AREA)
-
-
-def stroke_lift(grey: np.ndarray, settings: SegmentSettings) -> np.ndarray:
-    """How far each pixel stands above its surroundings within the stroke kernel (a white
-    top-hat: large bright areas such as sky lift nothing, thin bright strokes lift a lot)."""
-    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (settings.stroke_kernel, settings.stroke_kernel))
-    return cv2.morphologyEx(grey, cv2.MORPH_TOPHAT, kernel)
-
-
-def text_mask(grey: np.ndarray, settings: SegmentSettings, lift: np.ndarray | None = None) -> np.ndarray:
-    """Pixels that look like subtitle strokes: bright lines thinner than the stroke kernel that
-    stand well above their surroundings and, where the video's subtitles are drawn with one
-    (``dark_max`` below 255), with a near-black pixel right beside them (the outline, shadow or
-    box; bright grass or foliage has none)."""
-    lift = stroke_lift(grey, settings) if lift is None else lift
-    mask = (grey >= settings.bright_min) & (lift >= settings.contrast_min)
-    if settings.dark_max < 255:
-        mask &= cv2.erode(grey, _BESIDE) <= settings.dark_max
-    return mask
-
-
-def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings) -> bool:
-    """Whether a frame still shows the core's text although its mask may not: in every line of
-    the core, most strokes still stand above their surroundings (plain text over a bright sky
-    keeps a small lift, too small for the mask; where the text has gone, its pixels lift no more
-    than the background does)."""
-    rows = np.count_nonzero(core, axis=1)
-    if not rows.any():
-        return False
-    lifted = core & (lift >= settings.hold_contrast)
-    for x0, y0, x1, y1 in line_boxes(core, core.shape, pad=False):
-        strokes = np.count_nonzero(core[y0:y1, x0:x1])
-        if strokes and np.count_nonzero(lifted[y0:y1, x0:x1]) < settings.hold_share * strokes:
-            return False
-    return True
-
-
-def mask_difference(a: np.ndarray, b: np.ndarray) -> float:
-    """The larger share, over the two masks, of stroke pixels with no stroke of the other mask
-    within one pixel. One-sided shares keep a new subtitle from hiding behind shared background."""
-    a_count, b_count = int(np.count_nonzero(a)), int(np.count_nonzero(b))
-    if a_count == 0 or b_count == 0:
-        return 0.0 if a_count == b_count else 1.0
-    a_u8, b_u8 = a.view(np.uint8), b.view(np.uint8)
-    a_only = np.count_nonzero(a_u8 & ~cv2.dilate(b_u8, _TOLERANCE).view(bool))
-    b_only = np.count_nonzero(b_u8 & ~cv2.dilate(a_u8, _TOLERANCE).view(bool))
-    return max(a_only / a_count, b_only / b_count)
-
-
-def glyph_changed(a: np.ndarray, b: np.ndarray, share: float) -> bool:
-    """Whether some glyph-sized window of two masks has, on each side, at least ``share`` of its
-    strokes at pixels the other side has none. Burned-in text does not move: two showings of one
-    text differ in a few edge pixels here and there, or (part of it lost to a bright picture) on
-    one side only, while one changed character ('ten' → 'tea') puts strokes of its own on both
-    sides of its window, though with one pixel of tolerance one glyph may cover the other."""
-    a_only, b_only = a & ~b, b & ~a
-    if not a_only.any() or not b_only.any():
-        return False
-    heights = [y1 - y0 for _, y0, _, y1 in line_boxes(a | b, a.shape, pad=False)]
-    window = (max(3, int(np.median(heights))),) * 2 if heights else (9, 9)
-    strokes = cv2.boxFilter((a | b).astype(np.float32), -1, window, normalize=False)
-    needed = np.maximum(share * strokes, 0.05 * window[0] * window[1])
-    own_a = cv2.boxFilter(a_only.astype(np.float32), -1, window, normalize=False) >= needed
-    own_b = cv2.boxFilter(b_only.astype(np.float32), -1, window, normalize=False) >= needed
-    return bool((own_a & own_b).any())
-
-
-def mask_hash(mask: np.ndarray) -> imagehash.ImageHash:
-    return imagehash.dhash(Image.fromarray(mask.view(np.uint8) * 255), hash_size=16)
+from subextract.schema import Segment
+from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, centred, exact_lost_share,
+                                    fading_out, has_text_line, is_line_like, lost_share, mask_hash, still_shown,
+                                    stroke_lift, text_lines, text_mask)
 
 
 def stroke_contrast(view: np.ndarray, core: np.ndarray, ring: np.ndarray) -> float:
@@ -170,93 +78,6 @@ class _FrameKeeper:
                 ranked[i] = low
         low, high = ranked[(count - 1) // 2], ranked[count // 2]
         return ((low.astype(np.uint16) + high) // 2).astype(np.uint8)
-
-
-def lost_share(core: np.ndarray, mask: np.ndarray) -> float:
-    """Share of the reference strokes (``core``) with no stroke of ``mask`` within one pixel
-    (1.0 for an empty reference)."""
-    core_count = int(np.count_nonzero(core))
-    if core_count == 0:
-        return 1.0
-    missing = np.count_nonzero(core.view(np.uint8) & ~cv2.dilate(mask.view(np.uint8), _TOLERANCE).view(bool))
-    return missing / core_count
-
-
-def exact_lost_share(core: np.ndarray, mask: np.ndarray) -> float:
-    """Share of the reference strokes with no stroke of ``mask`` at the very same pixel. Burned-in
-    text does not move, so its strokes stay put; another text of the same density in the same
-    place (a two-line cue replaced by another) still keeps most strokes within one pixel, which
-    ``lost_share`` forgives, but only a fraction at the same pixel."""
-    core_count = int(np.count_nonzero(core))
-    return np.count_nonzero(core & ~mask) / core_count if core_count else 1.0
-
-
-def fading_out(core: np.ndarray, mask: np.ndarray, max_new_share: float = 0.1,
-               min_line_share: float = 0.2) -> bool:
-    """Whether ``mask`` is the core's text fading: (almost) no strokes of its own, and every line of
-    the core still partly there. A line taken away (a two-line cue becoming one) keeps none of
-    its strokes; new text brings strokes of its own."""
-    count = np.count_nonzero(mask)
-    if count == 0 or np.count_nonzero(added_strokes(core, mask)) > max_new_share * count:
-        return False
-    kept = core & cv2.dilate(mask.view(np.uint8), _TOLERANCE).view(bool)
-    boxes = line_boxes(core, core.shape)
-    return bool(boxes) and all(
-        np.count_nonzero(kept[y0:y1, x0:x1]) >= min_line_share * np.count_nonzero(core[y0:y1, x0:x1])
-        for x0, y0, x1, y1 in boxes)
-
-
-def added_strokes(core: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Strokes of ``mask`` with no reference stroke (``core``) within one pixel."""
-    return mask & ~cv2.dilate(core.view(np.uint8), _TOLERANCE).view(bool)
-
-
-def _is_line_like(strokes: np.ndarray, min_pixels: float, min_density: float) -> bool:
-    """Enough strokes, packed densely in their box, as the glyphs of a text line are (stroke-like
-    background, such as the bars of a fence after a cut, spreads thinly over the whole band)."""
-    count = np.count_nonzero(strokes)
-    if count < min_pixels:
-        return False
-    ys, xs = np.nonzero(strokes)
-    y0, y1 = np.percentile(ys, (5, 95))
-    x0, x1 = np.percentile(xs, (5, 95))
-    return 0.9 * count / ((y1 - y0 + 1) * (x1 - x0 + 1)) >= min_density
-
-
-def text_lines(core: np.ndarray, picture_shape: tuple[int, int], min_density: float) -> tuple[Box, ...]:
-    """The line boxes (in picture pixels, with the recogniser's margin) of the lines of stable
-    strokes packed as densely as a text line's glyphs. Static background that passes a test with
-    no outline (highlights on water, a fence) strews its strokes thinly over band-wide "lines":
-    a crop of one is not worth recognising, and it would send the whole picture to the detector."""
-    tight = line_boxes(core, core.shape, pad=False)
-    padded = line_boxes(core, picture_shape)
-    return tuple(box for (x0, y0, x1, y1), box in zip(tight, padded)
-                 if np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0))
-
-
-def centred(lines: Sequence[Box], width: int, tolerance: float) -> tuple[Box, ...]:
-    """Line boxes centred on the band's middle (within ``tolerance`` of its width) made
-    symmetric about it: subtitles are centred, so where the mask missed one end of a line (a
-    busy picture behind it) the crop still holds the whole line."""
-    middle = width / 2
-    boxes = []
-    for x0, y0, x1, y1 in lines:
-        if abs((x0 + x1) / 2 - middle) <= tolerance * width:
-            x0, x1 = int(min(x0, width - x1)), int(max(x1, width - x0))
-        boxes.append((x0, y0, x1, y1))
-    return tuple(boxes)
-
-
-def has_text_line(core: np.ndarray, min_density: float) -> bool:
-    """Whether some line of stable strokes is packed as densely as a text line's glyphs."""
-    return bool(text_lines(core, core.shape, min_density))
-
-
-def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
-    """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None."""
-    added = added_strokes(core, mask)
-    needed = max(settings.min_text_share * mask.size, 0.25 * np.count_nonzero(core))
-    return added if _is_line_like(added, needed, settings.min_line_density) else None
 
 
 @dataclass(frozen=True)
@@ -358,7 +179,7 @@ class Segmenter:
         holds_text = strokes >= self.settings.text_hold * self._min_pixels(mask)
         # Fewer strokes than the minimum still make text when packed like a line's glyphs (a few
         # short words in a tall band).
-        has_text = strokes >= self._min_pixels(mask) or (holds_text and _is_line_like(
+        has_text = strokes >= self._min_pixels(mask) or (holds_text and is_line_like(
             mask, self.settings.text_hold * self._min_pixels(mask), self.settings.min_line_density))
         if self._fading is not None:
             yield from self._follow_fade(pts, view, text_follows=has_text)
@@ -446,8 +267,8 @@ class Segmenter:
         ``confirm_frames`` frames."""
         added = self._added_line(segment, mask)
         if segment.gain is not None and added is not None:
-            persisting = segment.gain & cv2.dilate(added.view(np.uint8), _TOLERANCE).view(bool)
-            if _is_line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
+            persisting = segment.gain & cv2.dilate(added.view(np.uint8), TOLERANCE).view(bool)
+            if is_line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
                 segment.gain = persisting
                 segment.gain_frames += 1
                 return segment.gain_frames >= self.settings.confirm_frames
@@ -462,7 +283,7 @@ class Segmenter:
         """Whether ``mask`` holds text of its own: strokes off the core's pixels, as many as text
         that holds and packed like it (the same text half hidden keeps only core pixels)."""
         own = mask & ~segment.core
-        return exact_lost_share(mask, segment.core) >= self.settings.replacement_new_share and _is_line_like(
+        return exact_lost_share(mask, segment.core) >= self.settings.replacement_new_share and is_line_like(
             own, self.settings.text_hold * self._min_pixels(mask), self.settings.min_line_density)
 
     def _added_line(self, segment: _OpenSegment, mask: np.ndarray) -> np.ndarray | None:
@@ -489,7 +310,7 @@ class Segmenter:
         of their own (the same text half hidden by a bright picture keeps only core pixels)."""
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
                 exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
-                not _is_line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
+                not is_line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
             segment.replaced_frames = 0
             return False
         if segment.replaced_frames == 0:
@@ -498,7 +319,7 @@ class Segmenter:
         return segment.replaced_frames >= self.settings.confirm_frames
 
     def _ring(self, core: np.ndarray) -> np.ndarray:
-        return cv2.dilate(core.view(np.uint8), _BESIDE).view(bool) & ~core
+        return cv2.dilate(core.view(np.uint8), BESIDE).view(bool) & ~core
 
     def _trim_start(self, segment: _OpenSegment) -> None:
         """A just-settled segment starts at its first frame that shows its core: frames before

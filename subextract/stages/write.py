@@ -1,8 +1,12 @@
-"""Write cues as SRT (pysrt), WebVTT (webvtt-py) or JSON; files are replaced atomically."""
+"""Write cues as SRT, ASS (pysubs2), WebVTT or JSON; files are replaced atomically.
+
+ASS and WebVTT keep where a cue was shown: a cue of a band in the upper half of the picture is
+placed at the top (``{\\an8}``, ``line:0``), the others at the bottom, where players put them."""
 
 from __future__ import annotations
 
 import html
+import io
 import json
 import os
 import sys
@@ -10,13 +14,13 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-import pysrt
-import webvtt
+import pysubs2
 
 from subextract.errors import SubextractError
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 
-FORMATS = ("srt", "vtt", "json", "jsonl")
+FORMATS = ("srt", "vtt", "ass", "json", "jsonl")
+_LINE_BREAK = r"\N"  # pysubs2's (and ASS's) hard line break
 
 
 def _ms(seconds: float) -> int:
@@ -28,24 +32,50 @@ def _vtt_time(seconds: float) -> str:
     return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
 
 
+def top_bands(metadata: dict | None) -> set[int]:
+    """Indexes of the bands in the upper half of the picture (from the metadata's bands and size)."""
+    bands, height = (metadata or {}).get("bands") or [], (metadata or {}).get("height")
+    if not height:
+        return set()
+    return {i for i, band in enumerate(bands) if band.get("y", 0) + band.get("height", 0) / 2 < height / 2}
+
+
 def render_srt(cues: Sequence[Cue]) -> str:
-    items = pysrt.SubRipFile(items=[
-        pysrt.SubRipItem(index=i, start=pysrt.SubRipTime.from_ordinal(_ms(cue.start)),
-                         end=pysrt.SubRipTime.from_ordinal(_ms(cue.end)), text=cue.text)
-        for i, cue in enumerate(cues, 1)
-    ])
-    with tempfile.SpooledTemporaryFile(mode="w+", encoding="utf-8") as buffer:
-        items.write_into(buffer)
-        buffer.seek(0)
-        return buffer.read()
+    subs = pysubs2.SSAFile()
+    for cue in cues:
+        subs.append(pysubs2.SSAEvent(start=_ms(cue.start), end=_ms(cue.end), text=_LINE_BREAK.join(cue.lines)))
+    # keep_ssa_tags: the text goes out as it was read, braces and all (no override-tag parsing).
+    return subs.to_string("srt", keep_ssa_tags=True)
 
 
-def render_vtt(cues: Sequence[Cue]) -> str:
+def render_ass(cues: Sequence[Cue], metadata: dict | None = None) -> str:
+    top = top_bands(metadata)
+    width, height = (metadata or {}).get("width") or 1920, (metadata or {}).get("height") or 1080
+    subs = pysubs2.SSAFile()
+    subs.info.update({"PlayResX": str(width), "PlayResY": str(height), "ScaledBorderAndShadow": "yes"})
+    style = subs.styles["Default"]
+    style.fontsize = round(height * 0.055)
+    style.outline, style.shadow = max(1.0, height / 540), 0.0
+    style.marginv = round(height * 0.04)
+    for cue in cues:
+        # "{" opens an override tag in ASS: braces read off the picture are escaped as libass reads them.
+        lines = [line.replace("{", "\\{").replace("}", "\\}") for line in cue.lines]
+        subs.append(pysubs2.SSAEvent(start=_ms(cue.start), end=_ms(cue.end),
+                                     text=("{\\an8}" if cue.band in top else "") + _LINE_BREAK.join(lines)))
+    return subs.to_string("ass")
+
+
+def render_vtt(cues: Sequence[Cue], metadata: dict | None = None) -> str:
+    # Written here, not by pysubs2, whose WebVTT writer has no cue settings (line:0 for the top).
     # Cue text is markup in WebVTT: "<" or "&" in a subtitle would open a tag or an entity.
-    document = webvtt.WebVTT(captions=[
-        webvtt.Caption(_vtt_time(c.start), _vtt_time(c.end), [html.escape(line, quote=False) for line in c.lines])
-        for c in cues])
-    return document.content
+    top = top_bands(metadata)
+    out = io.StringIO()
+    out.write("WEBVTT\n")
+    for cue in cues:
+        settings = " line:0" if cue.band in top else ""
+        body = "\n".join(html.escape(line, quote=False) for line in cue.lines if line) or " "
+        out.write(f"\n{_vtt_time(cue.start)} --> {_vtt_time(cue.end)}{settings}\n{body}\n")
+    return out.getvalue()
 
 
 def cue_record(cue: Cue) -> dict:
@@ -92,7 +122,9 @@ def render(cues: Sequence[Cue], fmt: str, metadata: dict | None = None) -> str:
     if fmt == "srt":
         return render_srt(cues)
     if fmt == "vtt":
-        return render_vtt(cues)
+        return render_vtt(cues, metadata)
+    if fmt == "ass":
+        return render_ass(cues, metadata)
     if fmt == "json":
         return render_json(cues, metadata)
     if fmt == "jsonl":
@@ -200,7 +232,8 @@ def write_text(path: str, text: str) -> None:
         # mkstemp makes the file private (0600); a subtitle file gets the usual umask-based mode.
         umask = os.umask(0)
         os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        if hasattr(os, "fchmod"):  # not on Windows before Python 3.13; mkstemp's mode stands there
+            os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(temp, target)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from subextract.config import TranslateSettings
 from subextract.errors import SubextractError
-from subextract.stages.align import Cue
+from subextract.schema import Cue
 from subextract.stages.write import main_language
 from subextract.translate.models import ChatModel, create_chat_model
 from subextract.translate.protocol import Glossary, Languages, checked_language

@@ -35,12 +35,14 @@ class ChatModel(Protocol):
 
 
 def create_chat_model(settings: TranslateSettings, needed_by: str = "--translate") -> ChatModel:
-    """``needed_by``: the option or command that asked for a translation (named when none is configured)."""
-    if settings.engine == "openai":
+    """``needed_by``: the option or command that asked for a translation (named when none is configured).
+    A model named without an engine runs in this process."""
+    engine = settings.engine or ("vllm" if settings.model else "")
+    if engine == "openai":
         return OpenAiChatModel(settings)
-    if settings.engine == "vllm":
+    if engine == "vllm":
         return VllmChatModel(settings)
-    if not settings.engine:
+    if not engine:
         raise SubextractError(HOW_TO_CONFIGURE.format(needed_by=needed_by))
     raise SubextractError(f"translate.engine {settings.engine!r}: choose vllm or openai")
 

@@ -1,41 +1,28 @@
-"""OCR engines behind one interface: a batch of band pictures in, one Reading per picture out."""
+"""OCR engines behind one interface: a batch of band pictures in, one Reading per picture out.
+
+Every engine declares its traits in ``ENGINES`` (PySceneDetect's ``AVAILABLE_BACKENDS``, pysubs2's
+format table): how one instance may be shared between threads, whether its set-up runs beside
+probing and decoding, whether it reads the segmenter's line boxes, whether its models hold the
+text detector the region pre-scan uses. The pipeline, the batch runner, the service and Ray read
+the traits, never an engine's name; adding an engine is one row here and its module.
+"""
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
-from subextract.stages.lines import Box as LineBox
+from subextract.schema import LineBox, Reading, TextLine
 
-
-@dataclass(frozen=True)
-class TextLine:
-    text: str
-    confidence: float
-    box: tuple[int, int, int, int]  # x0, y0, x1, y1 in the band picture
-    language: str = "und"
-
-
-@dataclass(frozen=True)
-class Reading:
-    lines: tuple[TextLine, ...]
-
-    @property
-    def text(self) -> str:
-        return "\n".join(line.text for line in self.lines)
-
-    @property
-    def confidence(self) -> float:
-        """Character-weighted mean of the lines' confidences (0 for an empty reading)."""
-        weights = [len(line.text) for line in self.lines]
-        if not sum(weights):
-            return 0.0
-        return sum(w * line.confidence for w, line in zip(weights, self.lines)) / sum(weights)
+__all__ = ["ENGINES", "EnginePool", "EngineTraits", "OcrEngine", "OcrFailure", "Reading", "SerializedEngine",
+           "TextLine", "create_engine", "engine_traits"]
 
 
 class OcrFailure(SubextractError):
@@ -52,23 +39,90 @@ class OcrEngine(Protocol):
 
     def read_batch(self, images: Sequence[np.ndarray],
                    line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
-        """One Reading per grey band picture, in order. ``line_boxes`` are the text lines the
-        segmenter found in each picture; an engine may use them (rapidocr skips its detector) or
-        read the whole picture (a vision-language model)."""
+        """One Reading per band picture (grey, or BGR for coloured subtitles), in order.
+        ``line_boxes`` are the text lines the segmenter found in each picture; an engine may use
+        them (rapidocr skips its detector) or read the whole picture (a vision-language model)."""
         ...
 
 
+# per_thread: one instance per thread (cheap to load, not safe to share);
+# serialized: one instance for every thread, one batch at a time (a model loaded once);
+# concurrent: one instance serves every thread at once (an HTTP client with its own pool).
+Sharing = Literal["per_thread", "serialized", "concurrent"]
+
+
+@dataclass(frozen=True)
+class EngineTraits:
+    name: str
+    factory: str  # "module:Class", imported only when the engine is chosen
+    sharing: Sharing
+    set_up_in_background: bool  # its set-up (imports, a model's load) runs beside probing and decoding
+    reads_line_boxes: bool  # recognises the segmenter's line boxes instead of finding lines itself
+    text_detector: bool  # ``engine.text_detector()`` gives the detector the region pre-scan uses
+    summary: str  # for --help
+
+
+ENGINES: dict[str, EngineTraits] = {traits.name: traits for traits in (
+    # RapidOCR's __call__ stores per-call options on the shared object (update_params), so two
+    # threads in one instance race; its models are small and load in about a second.
+    EngineTraits("rapidocr", "subextract.stages.ocr.rapid:RapidOcrEngine", "per_thread", True, True, True,
+                 "embedded, CPU"),
+    # vLLM's LLM is not thread-safe; a GPU model is loaded once, 17-82 s on the H200.
+    EngineTraits("vllm", "subextract.stages.ocr.vllm_engine:VllmEngine", "serialized", True, False, False,
+                 "a vision-language model run in this process by vLLM"),
+    EngineTraits("openai", "subextract.stages.ocr.openai_engine:OpenAiEngine", "concurrent", False, False, False,
+                 "any OpenAI-compatible server such as `vllm serve`"),
+    EngineTraits("transformers", "subextract.stages.ocr.transformers_engine:TransformersEngine", "serialized", True,
+                 False, False, "the same model through PyTorch generate (debugging, baselines)"),
+)}
+
+
+def engine_traits(name: str) -> EngineTraits:
+    try:
+        return ENGINES[name]
+    except KeyError:
+        raise SubextractError(f"unknown OCR engine {name!r} (available: {', '.join(ENGINES)})") from None
+
+
 def create_engine(settings: OcrSettings) -> OcrEngine:
-    if settings.engine == "rapidocr":
-        from subextract.stages.ocr.rapid import RapidOcrEngine
-        return RapidOcrEngine(settings)
-    if settings.engine == "vllm":
-        from subextract.stages.ocr.vllm_engine import VllmEngine
-        return VllmEngine(settings)
-    if settings.engine == "openai":
-        from subextract.stages.ocr.openai_engine import OpenAiEngine
-        return OpenAiEngine(settings)
-    if settings.engine == "transformers":
-        from subextract.stages.ocr.transformers_engine import TransformersEngine
-        return TransformersEngine(settings)
-    raise SubextractError(f"unknown OCR engine {settings.engine!r} (available: rapidocr, vllm, openai, transformers)")
+    module, _, cls = engine_traits(settings.engine).factory.partition(":")
+    return getattr(importlib.import_module(module), cls)(settings)
+
+
+class SerializedEngine:
+    """One engine instance for several threads, one batch at a time; each job's OCR worker still
+    gathers what queued up meanwhile into one batch."""
+
+    def __init__(self, engine: OcrEngine) -> None:
+        self._engine = engine
+        self._lock = threading.Lock()
+
+    def read_batch(self, *args: Any) -> list[Reading]:
+        with self._lock:
+            return self._engine.read_batch(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+
+class EnginePool:
+    """The OCR engine each thread's job gets, as the engine's ``sharing`` trait allows: its own
+    instance, or one shared instance (serialized, or used concurrently)."""
+
+    def __init__(self, settings: OcrSettings) -> None:
+        self._settings = settings
+        self._traits = engine_traits(settings.engine)
+        self._local = threading.local()
+        self._shared: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> OcrEngine:
+        if self._traits.sharing == "per_thread":
+            if getattr(self._local, "engine", None) is None:
+                self._local.engine = create_engine(self._settings)
+            return self._local.engine
+        with self._lock:
+            if self._shared is None:
+                engine = create_engine(self._settings)
+                self._shared = engine if self._traits.sharing == "concurrent" else SerializedEngine(engine)
+            return self._shared

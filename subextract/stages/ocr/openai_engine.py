@@ -17,8 +17,7 @@ import numpy as np
 from subextract.clients.openai_api import Completion, CompletionsFailed, OpenAiClient
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
-from subextract.stages.lines import Box as LineBox
-from subextract.stages.ocr import Reading
+from subextract.schema import LineBox, Reading
 from subextract.stages.ocr.vlm import Reply, SendFailure, read_pictures, to_png
 
 

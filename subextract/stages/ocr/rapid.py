@@ -9,8 +9,7 @@ import cv2
 import numpy as np
 
 from subextract.config import OcrSettings
-from subextract.stages.lines import Box
-from subextract.stages.ocr import Reading, TextLine
+from subextract.schema import LineBox, Reading, TextLine
 from subextract.stages.ocr_fixes import is_junk
 
 
@@ -37,23 +36,24 @@ class RapidOcrEngine:
     def __init__(self, settings: OcrSettings) -> None:
         self.settings = settings
         self._engine = _rapidocr(settings.det_side, settings.threads)
-        self.fallbacks = 0  # segments whose line boxes were not trusted and went through detection
+
+    def text_detector(self) -> "RapidTextDetector":
+        """The detector of this engine's models, for the region pre-scan (no second load)."""
+        return RapidTextDetector(self._engine)
 
     # Recognising the segmenter's line boxes (found in the stroke mask) skips text detection,
     # which costs several times as much on a CPU.
     def read_batch(self, images: Sequence[np.ndarray],
-                   line_boxes: Sequence[Sequence[Box]] | None = None) -> list[Reading]:
+                   line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
         boxes = line_boxes or [()] * len(images)
         readings = []
         for image, lines in zip(images, boxes):
             bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
-            self.fallbacks += bool(lines)
             reading = self._read_lines(bgr, lines) if lines else None
-            self.fallbacks -= reading is not None
             readings.append(reading if reading is not None else self._read(bgr))
         return readings
 
-    def _read_lines(self, bgr: np.ndarray, lines: Sequence[Box]) -> Reading | None:
+    def _read_lines(self, bgr: np.ndarray, lines: Sequence[LineBox]) -> Reading | None:
         """Recognise the given line crops; None when any line is not read with confidence.
         Lines are read one by one and the first untrusted one ends the attempt: a mask full of
         background "lines" (eight or nine of them) would otherwise cost a second of recognition
@@ -123,10 +123,8 @@ class RapidTextDetector:
         self._engine = engine
 
     @classmethod
-    def for_engine(cls, ocr_engine: object, det_side: int, threads: int) -> "RapidTextDetector":
-        """Shares the embedded engine's models when it is the OCR engine; loads its own otherwise."""
-        if isinstance(ocr_engine, RapidOcrEngine):
-            return cls(ocr_engine._engine)
+    def standalone(cls, det_side: int, threads: int) -> "RapidTextDetector":
+        """Its own models, for an OCR engine that has no text detector."""
         return cls(_rapidocr(det_side, threads))
 
     def __call__(self, image: np.ndarray) -> list[tuple[int, int, int, int]]:

@@ -26,7 +26,8 @@ from PIL import Image
 
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
-from subextract.stages.ocr import OcrFailure, Reading, TextLine
+from subextract.schema import Reading, TextLine
+from subextract.stages.ocr import OcrFailure
 
 
 @dataclass(frozen=True)

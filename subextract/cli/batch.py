@@ -1,0 +1,105 @@
+"""``subextract batch INPUT... --out DIR``: many videos into a mirrored output tree (the runner
+is ``subextract.batch``; this module parses its options and shows its progress)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from subextract.batch import LIST_EXTENSIONS, VIDEO_EXTENSIONS, Options, discover, run_batch
+from subextract.cli.options import (add_config_option, add_engine_options, add_feed_options, add_input_options,
+                                    add_logging_options, add_translate_option, add_translator_options,
+                                    apply_input_options, check_translation_options, count_arg, positive_arg,
+                                    settings_from_args, time_arg)
+from subextract.cli.progress import BatchProgress
+from subextract.errors import SubextractError
+from subextract.feeds import FeedSink, watchlist_option
+from subextract.stages.write import FORMATS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="subextract batch", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Extract the subtitles of many videos into a mirrored output tree. Re-running the same "
+                    "command skips videos already done (same input, same settings) and redoes failed, "
+                    "interrupted and changed ones. See docs/batch.md.",
+        epilog="exit status: 0 all done, 1 some videos failed (see the manifest), 2 bad usage, 130 interrupted")
+    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+                        help="video files, folders (searched recursively by video extension), list files "
+                             f"({', '.join(LIST_EXTENSIONS)}: one path or URL a line) or http(s)/rtmp(s) URLs")
+    parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; holds manifest.jsonl)")
+    parser.add_argument("--jobs", type=count_arg, default=1, metavar="N", help="videos processed at once (default: 1)")
+    parser.add_argument("--lang", default="all", metavar="CODE", help="as for subextract VIDEO (default: all)")
+    parser.add_argument("--format", choices=FORMATS, default="srt",
+                        help="format of each video's output (default: srt)")
+    parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of each video's range")
+    parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of each video's range")
+    parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H (default: from the preset)")
+    parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
+    add_config_option(parser)
+    parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
+    parser.add_argument("--overwrite-edited", action="store_true",
+                        help="replace outputs that changed since they were written (by default they are kept and "
+                             "the new result goes beside them as NAME.new.EXT)")
+    parser.add_argument("--hash", action="store_true",
+                        help="know unchanged inputs by content (SHA-256) rather than size and modification time")
+    parser.add_argument("--feed", metavar="PATH|-",
+                        help="also stream every cue of every video as JSON lines, each as soon as it is final, to "
+                             "stdout (-) or a file (appended to, so it gathers the cues of every run)")
+    add_engine_options(parser)
+    translation = add_translator_options(parser)
+    add_translate_option(translation)
+    add_feed_options(parser)
+    add_input_options(parser)
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no per-video lines, no summary")
+    add_logging_options(parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    apply_input_options(args)
+    check_translation_options(args)
+    settings = settings_from_args(args)
+    translator = None
+    if args.translate:
+        from subextract.translate import open_translator
+
+        # Opened before anything is written: a missing translator fails the batch now, not video by video.
+        translator = open_translator(settings.translate, args.glossary)
+    out_dir = Path(args.out)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SubextractError(f"{out_dir}: cannot create the output folder ({exc.strerror})") from None
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise SubextractError(f"{out_dir}: the output folder is not writable")
+    watchlist = watchlist_option(args.watchlist, args.only_flagged)
+    jobs = discover(args.inputs, out_dir, args.lang, args.format)
+    if not jobs:
+        raise SubextractError(f"no videos found in {' '.join(args.inputs)} "
+                              f"(extensions: {' '.join(sorted(VIDEO_EXTENSIONS))})")
+    # A feed file gathers the cues of every run (a re-run adds the videos it redoes).
+    feed = FeedSink(args.feed, mode="a") if args.feed else None
+    options = Options(out_dir=out_dir, settings=settings, lang=args.lang, fmt=args.format,
+                      start=args.start, end=args.end, jobs=args.jobs, use_hash=args.hash,
+                      retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
+                      feed=feed, quiet=args.quiet, translate=args.translate, bilingual=args.bilingual,
+                      translator=translator, overwrite_edited=args.overwrite_edited)
+    bar: BatchProgress | None = None
+
+    def planned(count: int) -> None:
+        nonlocal bar
+        bar = BatchProgress(enabled=not args.quiet and sys.stderr.isatty(), total=count)
+        options.on_finished = lambda _record: bar.advance()
+
+    options.on_planned = planned
+    options.say = lambda text: bar.write(text) if bar is not None else print(text, file=sys.stderr, flush=True)
+    try:
+        return run_batch(jobs, options)
+    finally:
+        if bar is not None:
+            bar.close()
+        if translator is not None:
+            translator.model.close()

@@ -1,0 +1,165 @@
+"""``subextract VIDEO``: one video's subtitles into a file. Parses the options, runs the job
+(``subextract.job``) and prints what happened."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from subextract import __version__
+from subextract.cli.options import (add_config_option, add_engine_options, add_feed_options, add_input_options,
+                                    add_logging_options, add_translate_option, add_translator_options,
+                                    apply_input_options, check_translation_options, positive_arg,
+                                    settings_from_args, time_arg)
+from subextract.cli.progress import TranslationProgress, VideoProgress
+from subextract.errors import SubextractError
+from subextract.stages.write import FORMATS
+
+_EPILOG = """examples:
+  subextract movie.mp4 --lang zh              writes movie.zh.srt next to the video
+  subextract talk.mkv -o - --format json      cues with confidence as JSON on stdout
+  subextract clip.mp4 --start 60 --end 120 --region bottom --config fast
+  subextract movie.mp4 --lang zh --translate en --translator-server http://gpu:8000/v1
+                                              movie.zh.srt and movie.en.srt (same cues, same times)
+  subextract https://host/live.m3u8 --region bottom --format jsonl -o - --watchlist words.txt
+                                              one JSON line per cue as soon as it is final
+
+sub-commands:
+  subextract score REF.srt HYP.srt [--json]   accuracy and timing of HYP against REF
+  subextract batch INPUT... --out DIR         many videos, resumable, in parallel (docs/batch.md)
+  subextract translate SUBS.srt --to en       translate an existing SRT or WebVTT file
+  subextract serve [--port 8000] [--data DIR] an HTTP service with a job queue and a proofreading page
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="subextract", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
+        description="Extract hardcoded (burned-in) subtitles from a video into SRT, WebVTT or JSON.")
+    parser.add_argument("video", help="video file (anything FFmpeg reads), or an http(s)/rtmp(s) URL or HLS stream")
+    parser.add_argument("--lang", default="all", metavar="CODE",
+                        help="language of the lines to keep and of the output name, e.g. zh, en; "
+                             "'all' keeps every line of bilingual subtitles (default: all)")
+    parser.add_argument("-o", "--output", metavar="PATH",
+                        help="output file, or - for stdout (default: VIDEO.LANG.FORMAT next to the video)")
+    parser.add_argument("--format", choices=FORMATS, default="srt",
+                        help="output format; ass keeps each cue's position (top-band cues stay at the top); "
+                             "jsonl writes one JSON object per cue as soon as it is final (default: srt)")
+    parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of the range to process")
+    parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of the range to process")
+    parser.add_argument("--region", metavar="WHERE",
+                        help="where subtitles are: auto (found by text detection), bottom, top, or X,Y,W,H "
+                             "in pixels (default: from the preset, auto)")
+    parser.add_argument("--fps", type=positive_arg, metavar="N",
+                        help="analyse N frames a second instead of every frame; boundaries are still "
+                             "snapped to the exact frame")
+    add_config_option(parser)
+    add_engine_options(parser)
+    add_translate_option(add_translator_options(parser))
+    add_feed_options(parser)
+    add_input_options(parser)
+    parser.add_argument("--save-crops", metavar="DIR",
+                        help="also save each segment's OCR picture as a PNG named by its time, with crops.json "
+                             "listing them and their readings (for proofreading, or OCR elsewhere)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
+    add_logging_options(parser)
+    parser.add_argument("--version", action="version", version=f"subextract {__version__}")
+    return parser
+
+
+
+def run(args: argparse.Namespace) -> int:
+    from subextract.feeds import watchlist_option
+    from subextract.job import JobEvents, JobOptions, outputs_beside_video, run_job
+    from subextract.stages.probe import check_readable
+    from subextract.stages.source import is_url
+    from subextract.stages.write import check_writable
+
+    apply_input_options(args)
+    check_readable(args.video)
+    check_translation_options(args)
+    if args.translate and args.output == "-" and not args.bilingual:
+        raise SubextractError("--translate writes two files: give -o FILE (the translation goes beside it) "
+                              "or add --bilingual for one")
+    if is_url(args.video) and not args.output:
+        raise SubextractError(f"{args.video}: a URL has no folder to write next to; give -o FILE or -o -")
+    options = JobOptions(lang=args.lang, fmt=args.format, start=args.start, end=args.end,
+                         watchlist=watchlist_option(args.watchlist, args.only_flagged), only_flagged=args.only_flagged,
+                         translate=args.translate, bilingual=args.bilingual, save_crops=args.save_crops)
+    outputs = outputs_beside_video(args.video, options, args.output)
+    for path in (outputs.cues, outputs.translation):
+        if path is not None:
+            check_writable(path, args.force, [args.video])
+    settings = settings_from_args(args)
+    translator = None
+    if args.translate:
+        from subextract.translate import open_translator
+
+        translator = open_translator(settings.translate, args.glossary)
+    bar = VideoProgress(enabled=not args.quiet and sys.stderr.isatty())
+    translating = TranslationProgress(not args.quiet and sys.stderr.isatty(), args.translate or "")
+
+    def place_fallback(path: str, text: str) -> str:
+        from pathlib import Path
+
+        from subextract.stages.write import check_replaceable, write_text
+
+        if path == outputs.fallback:  # written only because the translator failed: never over a file unasked
+            if Path(path).exists() and not args.force:
+                raise SubextractError(f"{path} exists")
+            check_replaceable(path, [args.video])
+        write_text(path, text)
+        return path
+
+    try:
+        job = run_job(args.video, settings, options, outputs, translator=translator, place=place_fallback,
+                      events=JobEvents(progress=bar, stage=bar.stage, translation_progress=translating))
+    finally:
+        bar.close()
+        translating.close()
+        if translator is not None:
+            translator.model.close()
+    return _report(args, job, outputs)
+
+
+def _report(args: argparse.Namespace, job, outputs) -> int:
+    """The warnings, the summary lines and the exit code (3: something was not done whole)."""
+    result, s = job.extraction, job.extraction.stats
+    for warning in result.warnings:
+        print(f"subextract: warning: {warning}", file=sys.stderr)
+    if result.error is not None:
+        print(f"subextract: error: {result.error}", file=sys.stderr)
+        print(f"subextract: warning: stopped early; the {len(job.cues)} cues read before that were written",
+              file=sys.stderr)
+    if not args.quiet:
+        where = "stdout" if outputs.cues == "-" else (outputs.cues or "translation")
+        rate = f" ({s.ocr_calls / s.ocr_seconds:.1f} crops/s)" if s.ocr_seconds > 0 else ""
+        print(f"subextract: {len(job.cues)} cues → {where} | {s.ocr_calls} OCR calls{rate}, {s.segments} segments, "
+              f"{s.frames} frames | {s.wall_seconds:.1f} s wall, {s.realtime_factor:.1f}x real time", file=sys.stderr)
+    if job.translation_error is not None:
+        print(f"subextract: error: {job.translation_error}", file=sys.stderr)
+        if outputs.fallback is not None:
+            if outputs.fallback in job.written:
+                print(f"subextract: warning: the extracted cues were written to {outputs.fallback}", file=sys.stderr)
+            else:
+                print(f"subextract: warning: the extracted cues were not kept: {job.fallback_refusal}",
+                      file=sys.stderr)
+    elif job.translation is not None:
+        print_translation_summary(job.translation, job.translation_source, args.translate, args.quiet)
+        if not args.quiet:
+            where = "stdout" if outputs.translation == "-" else outputs.translation
+            print(f"subextract: {len(job.translation.cues(args.bilingual))} "
+                  f"{'bilingual' if args.bilingual else 'translated'} cues → {where}", file=sys.stderr)
+    return 0 if job.complete else 3
+
+
+def print_translation_summary(translation, source: str, target: str, quiet: bool) -> None:
+    for warning in translation.result.warnings:
+        print(f"subextract: warning: {warning}", file=sys.stderr)
+    if not quiet:
+        t = translation.result.stats
+        print(f"subextract: translated {t.cues} cues {source}→{target} | {t.requests} requests, {t.retries} retried, "
+              f"{t.splits} batches split, {t.single} cues alone, {t.kept_original} untranslated"
+              f"{f' ({t.untranslated_reasons()})' if t.kept_original else ''} | "
+              f"{t.seconds:.1f} s", file=sys.stderr)

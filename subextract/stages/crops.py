@@ -1,0 +1,56 @@
+"""``--save-crops DIR``: each segment's OCR picture as a PNG named by its time, and ``crops.json``
+listing them with what was read — for proofreading, or for users who OCR the crops elsewhere."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from subextract.errors import SubextractError
+from subextract.schema import Reading, Segment
+from subextract.stages.write import write_text
+
+
+def _stamp(seconds: float) -> str:
+    ms = int(round(seconds * 1000))
+    return f"{ms // 3_600_000:02d}-{ms // 60_000 % 60:02d}-{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+
+
+class CropSaver:
+    """Saves pictures as segments are accepted (a read picture is dropped to keep memory flat) and
+    writes the listing at the end."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = Path(folder)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SubextractError(f"--save-crops {folder}: cannot create the folder ({exc.strerror})") from None
+        if not os.access(self.folder, os.W_OK):
+            raise SubextractError(f"--save-crops {folder}: the folder is not writable")
+        self._saved: list[tuple[Segment, int, str]] = []
+
+    def save(self, segment: Segment, key: int) -> None:
+        """The picture of a segment to be read (``key``: its reading); a segment reusing an earlier
+        reading is listed with that reading's picture."""
+        earlier = next((name for _, k, name in self._saved if k == key), None)
+        name = earlier or f"{_stamp(segment.start)}_{_stamp(segment.end)}_band{segment.band}.png"
+        if earlier is None:
+            picture = np.ascontiguousarray(segment.image)
+            if not cv2.imwrite(str(self.folder / name), picture):
+                raise SubextractError(f"--save-crops {self.folder}: cannot write {name}")
+        self._saved.append((segment, key, name))
+
+    def finish(self, readings: dict[int, Reading], prepared: Callable[[Reading], Reading]) -> None:
+        listing = [{"file": name, "start": round(segment.start, 3), "end": round(segment.end, 3),
+                    "band": segment.band, "lines": [list(box) for box in segment.lines],
+                    "text": prepared(readings[key]).text if key in readings else None,
+                    "confidence": round(readings[key].confidence, 4) if key in readings else None}
+                   for segment, key, name in self._saved]
+        write_text(str(self.folder / "crops.json"),
+                   json.dumps({"crops": listing}, ensure_ascii=False, indent=2) + "\n")
