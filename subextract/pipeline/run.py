@@ -21,7 +21,7 @@ from functools import partial
 
 import numpy as np
 
-from subextract.config import Settings, load_settings
+from subextract.config import SegmentSettings, Settings, load_settings
 from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
 from subextract.schema import Band, Cue, DamagedSpan, Reading, Segment, VideoInfo
@@ -163,33 +163,27 @@ class _ReadingCache:
     so does a segment split off the one just before it that keeps the same strokes at the same
     pixels both ways (a cut under the subtitle split it; text replaced in place keeps few)."""
 
-    # A repeat's mask hash is a few bits off the first showing's where the picture behind moves
-    # (edge pixels come and go); its strokes still match within one pixel.
-    _HASH_BITS = 24
-    _STROKE_COUNT_SHARE = 0.15
-
-    def __init__(self, same_share: float, kept_share: float, glyph_share: float) -> None:
+    def __init__(self, settings: SegmentSettings) -> None:
         self._seen: dict[int, list[tuple[Segment, int, int]]] = {}
         self._latest: dict[int, tuple[Segment, int]] = {}
-        self._same_share = same_share
-        self._kept_share = kept_share
-        self._glyph_share = glyph_share
+        self._settings = settings
 
     def lookup(self, segment: Segment) -> int | None:
         strokes = int(np.count_nonzero(segment.mask))
+        s = self._settings
         for earlier, key, earlier_strokes in self._seen.get(segment.band, []):
-            if abs(earlier_strokes - strokes) <= self._STROKE_COUNT_SHARE * max(strokes, 1) \
-                    and earlier.mask_hash - segment.mask_hash <= self._HASH_BITS \
+            if abs(earlier_strokes - strokes) <= s.repeat_stroke_count_share * max(strokes, 1) \
+                    and earlier.mask_hash - segment.mask_hash <= s.repeat_hash_bits \
                     and earlier.mask.shape == segment.mask.shape \
-                    and mask_difference(earlier.mask, segment.mask) < self._same_share \
-                    and not glyph_changed(earlier.mask, segment.mask, self._glyph_share):
+                    and mask_difference(earlier.mask, segment.mask) < s.repeat_difference \
+                    and not glyph_changed(earlier.mask, segment.mask, s.repeat_glyph_change):
                 return key
         latest = self._latest.get(segment.band)
         if latest is not None:
             before, key = latest
             if before.end == segment.start and before.mask.shape == segment.mask.shape \
-                    and exact_lost_share(before.mask, segment.mask) <= self._kept_share \
-                    and exact_lost_share(segment.mask, before.mask) <= self._kept_share:
+                    and exact_lost_share(before.mask, segment.mask) <= s.change_threshold \
+                    and exact_lost_share(segment.mask, before.mask) <= s.change_threshold:
                 return key
         return None
 
@@ -286,6 +280,8 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     region = find_bands(info, settings.region, detector, start, end)
     bands, static = region.bands, region.static
     appearance = learn_appearance(_strips_by_plane(region, info, settings, start, end), settings.segment)
+    logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
+        f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
     logger.info("subtitle appearance: %s", appearance)
     stage("reading")
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
@@ -307,13 +303,15 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     stream = CueStream(settings.align, len(bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
     if stream is not None:
         worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
-    cache = _ReadingCache(settings.segment.repeat_difference, settings.segment.change_threshold,
-                          settings.segment.repeat_glyph_change)
+    cache = _ReadingCache(settings.segment)
     segments: list[tuple[Segment, int]] = []
 
     def accept(segment: Segment) -> None:
         if not segment.settled and segment.end - segment.start < settings.align.min_duration:
-            return  # a glimpse of stroke-like background, or flicker too short to become a cue
+            # a glimpse of stroke-like background, or flicker too short to become a cue
+            logger.info("band %d, %.2f-%.2f s: shown too briefly to be a cue (align.min_duration), not read",
+                        segment.band, segment.start, segment.end)
+            return
         if segment.image.ndim == 3:
             segment.image = yuv_to_bgr(segment.image)
         key = cache.lookup(segment)
@@ -441,8 +439,13 @@ def _strips_by_plane(region: Region, info: VideoInfo, settings: Settings, start:
 def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
     cues: list[Cue] = []
     for band in range(band_count):
-        pairs = [(segment, _prepared(results[key], lang)) for segment, key in segments if segment.band == band]
-        cues.extend(align(pairs, settings.align))
+        pairs = [(segment, _prepared(results[key], lang), results[key]) for segment, key in segments
+                 if segment.band == band]
+        for segment, reading, raw in pairs:
+            if not reading.text.strip():
+                logger.info("band %d, %.2f-%.2f s: nothing read%s (the engine read %r)", band, segment.start,
+                            segment.end, "" if lang in ("all", "auto") else f" in {lang}", raw.text)
+        cues.extend(align([(segment, reading) for segment, reading, _ in pairs], settings.align))
     return sorted(cues, key=lambda c: (c.start, c.band))
 
 
