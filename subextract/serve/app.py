@@ -31,7 +31,6 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from subextract.errors import SubextractError
-from subextract.serve.formats import FORMATS, render_document
 from subextract.serve.metrics import CONTENT_TYPE, Metrics
 from subextract.serve.options import parse_options
 from subextract.serve.service import ServiceConfig
@@ -48,6 +47,7 @@ RETRY_AFTER = 10  # seconds a client told "queue full" should wait
 _STREAM_POLL = 0.25  # seconds between looks at the store for new cues
 _KEEPALIVE = 15.0  # seconds of silence after which an SSE comment keeps proxies from closing the stream
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+FORMATS = {"srt": "application/x-subrip", "vtt": "text/vtt", "ass": "text/x-ssa", "json": "application/json"}
 
 
 class Service:
@@ -336,6 +336,8 @@ def _finished_job(service: Service, job_id: str):
 
 
 def _subtitles(request: Request) -> Response:
+    from subextract.stages.write import render
+
     service = _service(request)
     fmt = request.path_params["fmt"]
     if fmt not in FORMATS:
@@ -345,7 +347,7 @@ def _subtitles(request: Request) -> Response:
     if track != ORIGINAL and track not in service.store.tracks(job.id):
         raise _error(404, f"job {job.id} has no track {track!r}")
     cues = [stored.cue for stored in service.store.cues(job.id, track)]
-    text = render_document(cues, fmt, job.metadata)
+    text = render(cues, fmt, job.metadata)
     stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", job.name.rsplit("/", 1)[-1]) or job.id
     name = f"{stem}.{track}.{fmt}" if track else f"{stem}.{fmt}"
     fallback = re.sub(r"[^A-Za-z0-9._-]", "_", name)
