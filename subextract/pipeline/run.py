@@ -1,4 +1,5 @@
-"""The extraction pipeline: probe → region → decode → segment → OCR → align.
+"""The extraction pipeline, ``extract()``: probe → region → appearance → decode → segment → OCR →
+align. It wires the stages (each in ``stages/``, their data in ``schema.py``) and owns concurrency.
 
 Decoding runs in FFmpeg's own process and OCR in a worker thread (ONNX Runtime releases the GIL),
 so reading frames, segmenting and OCR overlap. Segments are OCR'd as soon as they close; the
