@@ -49,8 +49,9 @@ class _NumberingTranslator(http.server.BaseHTTPRequestHandler):
         prompt = request["messages"][-1]["content"]
         numbers = re.findall(r"^(\d+): ", prompt.rsplit("\n\n", 1)[-1], re.MULTILINE)
         reply = "\n".join(f"{n}: Subtitle line number {n} in English" for n in numbers) or "Subtitle line in English"
+        message = {"role": "assistant", "content": reply}
         self._send({"id": "x", "object": "chat.completion", "model": "numbering",
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}]})
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
 
 
 @pytest.fixture()

@@ -116,4 +116,5 @@ def _listen(host: str, port: int) -> socket.socket:
         return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
                                     reuse_port=False)
     except OSError as exc:
-        raise SubextractError(f"cannot listen on {host}:{port} ({os.strerror(exc.errno) if exc.errno else exc})") from None
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise SubextractError(f"cannot listen on {host}:{port} ({reason})") from None

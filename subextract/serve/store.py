@@ -279,8 +279,8 @@ class _Transaction:
 
 def _insert(db: sqlite3.Connection, job_id: str, cues: Sequence[StoredCue]) -> None:
     db.executemany(
-        "INSERT OR REPLACE INTO cues (job_id, track, seq, start, end, lines, languages, confidence, band, flags, edited)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO cues (job_id, track, seq, start, end, lines, languages, confidence, band, flags, "
+        "edited) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(job_id, c.track, c.seq, c.cue.start, c.cue.end, json.dumps(list(c.cue.lines), ensure_ascii=False),
           json.dumps(list(c.cue.languages)), c.cue.confidence, c.cue.band,
           json.dumps(c.flags, ensure_ascii=False) if c.flags is not None else None, int(c.edited)) for c in cues])
