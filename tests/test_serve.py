@@ -122,6 +122,31 @@ def test_jsonl_stream_replays_the_cues(client, zh_job):
     assert [json.loads(line)["seq"] for line in resumed] == [cue["seq"] for cue in streamed[2:]]
 
 
+def test_sse_resumes_after_the_last_event_id(client, zh_job):
+    job_id, events = zh_job
+    with client.stream("GET", f"/v1/jobs/{job_id}/cues",
+                       headers={"Accept": "text/event-stream", "Last-Event-ID": "2"}) as stream:
+        resumed = list(sse_events(stream))
+    assert [data["seq"] for event, data, _ in resumed if event == "cue"] == \
+        [data["seq"] for event, data, _ in events if event == "cue"][3:]
+    assert resumed[-1][0] == "end"
+
+
+def test_metrics_count_the_finished_job(server, zh_job):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    families = {family.name: family for family in text_string_to_metric_families(
+        httpx.get(f"{server.url}/metrics").text)}
+    value = {family: {tuple(sorted(sample.labels.items())) + (sample.name,): sample.value
+                      for sample in families[family].samples} for family in families}
+    assert value["subextract_ocr_calls"][("subextract_ocr_calls_total",)] >= 4
+    assert value["subextract_jobs"][(("state", "done"), "subextract_jobs")] >= 1
+    assert value["subextract_seconds_per_video_second"][("subextract_seconds_per_video_second_count",)] >= 1
+    latency = value["subextract_http_request_duration_seconds"]
+    assert latency[(("method", "POST"), ("route", "/v1/jobs"), ("status", "202"),
+                    "subextract_http_request_duration_seconds_count")] >= 1
+
+
 def test_other_formats_parse_back(client, zh_job):
     job_id, events = zh_job
     texts = [data["text"] for event, data, _ in events if event == "cue"]
