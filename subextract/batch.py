@@ -305,18 +305,23 @@ def reason_to_run(previous: dict[str, Any] | None, identity: dict[str, Any], key
 
 class _Serialized:
     """One engine instance for all jobs, one batch at a time (vLLM's LLM is not thread-safe); each
-    job's OCR worker still gathers what queued up meanwhile into one batch."""
+    job's OCR worker still gathers what queued up meanwhile into one batch. The engine is set up on
+    a thread of its own: the jobs probe and decode meanwhile, only their first read waits for it."""
 
-    def __init__(self, engine: Any) -> None:
-        self._engine = engine
+    def __init__(self, settings: OcrSettings) -> None:
+        from subextract.pipeline.run import _in_background
+        from subextract.stages.ocr import create_engine
+
+        self._engine = _in_background(create_engine, settings)
         self._lock = threading.Lock()
 
     def read_batch(self, *args: Any) -> Any:
+        engine = self._engine.result()
         with self._lock:
-            return self._engine.read_batch(*args)
+            return engine.read_batch(*args)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
+        return getattr(self._engine.result(), name)
 
 
 class EnginePool:
@@ -343,8 +348,8 @@ class EnginePool:
             return self._local.engine
         with self._lock:
             if self._shared is None:
-                engine = create_engine(self._settings)
-                self._shared = engine if self._settings.engine == "openai" else _Serialized(engine)
+                self._shared = (create_engine(self._settings) if self._settings.engine == "openai"
+                                else _Serialized(self._settings))
             return self._shared
 
 
