@@ -632,7 +632,7 @@ def table(results: list[dict[str, Any]], tokens: int) -> str:
     rows = []
     for r in results:
         if r.get("setting") == "transformers" and "batch1" in r:  # batch 1 and batched are two rows
-            batched = max(int(k[5:]) for k in r if k.startswith("batch"))
+            batched = max(int(k[5:]) for k in r if k.startswith("batch") and k[5:].isdigit())
             rows.append(dict(r, setting="transformers, batch 1", bulk=r["batch1"],
                              levels={"1": r["levels"]["1"]}, doubling_load=None))
             rows.append(dict(r, setting=f"transformers, batch {batched}"))
@@ -655,7 +655,7 @@ def table(results: list[dict[str, Any]], tokens: int) -> str:
             f"{fmt(r.get('start_s'), 0)} |")
     extra = []
     for r in results:
-        for key in ("batch1",) + tuple(k for k in r if k.startswith("batch") and k != "batch1"):
+        for key in ("batch1",) + tuple(k for k in r if k.startswith("batch") and k[5:].isdigit() and k != "batch1"):
             if key in r:
                 extra.append(f"| {r['setting']} {key.replace('batch', 'batch ')} | {fmt(r[key]['crops_per_s'], 1)} |")
         for name, row in r.get("levers", {}).items():

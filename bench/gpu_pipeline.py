@@ -2,8 +2,10 @@
 with a vision-language engine, the decode floor beside it, and the start-up overlap of one video.
 
 Sets (``--sets``, comma-separated, run in the order given):
-  server     one ``vllm serve`` (the preset's options, eager) shared by ``subextract batch --jobs N
-             --engine openai`` for each N of ``--jobs``; the server's start is not in the batch's time
+  server     one ``vllm serve`` (the preset's options, eager) shared by P ``subextract batch --jobs N
+             --engine openai`` processes at once, for each PxN of ``--layouts`` (the jobs of one
+             process are threads: its Python work shares one interpreter); the server's start is
+             not in the batch's time
   inprocess  ``subextract batch --jobs N --engine vllm``: one in-process engine shared by the jobs,
              its start inside the batch's time (the jobs decode meanwhile)
   floor      FFmpeg decoding each video's band (as the pipeline found it) to a null sink, N at once
@@ -19,7 +21,7 @@ Replies: random weights never emit an end of sequence, so every reply runs to th
 bound, ``ocr.line_tokens`` per unit of width/height of the segmenter's line boxes (docs/gpu.md).
 
 Usage (on the GPU machine; ``subextract`` and ``vllm`` importable, ffmpeg as $SUBEXTRACT_FFMPEG):
-  python bench/gpu_pipeline.py MODEL_DIR --videos A.mp4 B.mp4 --copies 6 --out DIR [--jobs 8,16]
+  python bench/gpu_pipeline.py MODEL_DIR --videos A.mp4 B.mp4 --copies 6 --out DIR [--layouts 1x16,16x1]
 Writes DIR/pipeline.json (every number) and prints a summary table.
 """
 
@@ -62,37 +64,54 @@ def copied_videos(videos: list[Path], copies: int, folder: Path) -> list[Path]:
     return made
 
 
-def run_batch(videos: list[Path], out: Path, jobs: int, engine_args: list[str], log: Path) -> dict[str, Any]:
-    """One ``subextract batch`` run; its wall time, the GPU's load meanwhile, and the manifest's per-video lines."""
+def run_batch(videos: list[Path], out: Path, jobs: int, engine_args: list[str], log: Path,
+              timeout: float = 200, processes: int = 1) -> dict[str, Any]:
+    """``processes`` ``subextract batch`` runs at once, each with ``jobs`` threads and its share of
+    the videos (out/p0, out/p1, ...); their wall time, the GPU's load meanwhile, and the manifests'
+    per-video lines."""
     shutil.rmtree(out, ignore_errors=True)
-    listing = out.parent / f"{out.name}.txt"
-    listing.write_text("".join(f"{v}\n" for v in videos))
-    command = [sys.executable, "-m", "subextract.cli", "batch", str(listing), "--out", str(out), "--jobs", str(jobs),
-               "--config", "paddleocr-vl", "--region", "bottom", "--format", "json", *engine_args]
+    out.mkdir(parents=True)
+    commands = []
+    for p in range(processes):
+        listing = out / f"p{p}.txt"
+        listing.write_text("".join(f"{v}\n" for v in videos[p::processes]))
+        commands.append([sys.executable, "-m", "subextract.cli", "batch", str(listing), "--out", str(out / f"p{p}"),
+                         "--jobs", str(jobs), "--config", "paddleocr-vl", "--region", "bottom", "--format", "json",
+                         *engine_args])
     gpu = GpuMemory()
     began = time.perf_counter()
     with log.open("w") as sink:
-        code = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, check=False).returncode
+        running = [subprocess.Popen(c, stdout=sink, stderr=subprocess.STDOUT) for c in commands]
+        codes = []
+        for process in running:
+            try:
+                codes.append(process.wait(timeout=max(1.0, timeout - (time.perf_counter() - began))))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                codes.append("timed out")
     wall = time.perf_counter() - began
     load = gpu.stop_load()
     records = {}
-    for line in (out / "manifest.jsonl").read_text().splitlines() if (out / "manifest.jsonl").exists() else []:
-        record = json.loads(line)
-        records[record.get("video")] = record
+    for manifest in out.glob("p*/manifest.jsonl"):
+        for line in manifest.read_text().splitlines():
+            record = json.loads(line)
+            records[record.get("video")] = dict(record, folder=manifest.parent)
     done = [r for r in records.values() if r.get("status") == "done"]
     video_s = sum(r.get("duration", 0) for r in done)
     calls = segments = 0
     ocr_seconds = 0.0
     for record in done:
         for output in record.get("outputs", []):
-            path = out / output if not Path(output).is_absolute() else Path(output)
+            path = record["folder"] / output
             if path.suffix == ".json" and path.exists():
                 stats = json.loads(path.read_text())["stats"]
                 calls += stats["ocr_calls"]
                 segments += stats["segments"]
                 ocr_seconds += stats["ocr_seconds"]
     per_video = [r["realtime_factor"] for r in done if r.get("realtime_factor")]
-    return {"jobs": jobs, "rc": code, "videos": len(videos), "done": len(done), "video_s": round(video_s, 1),
+    code = next((c for c in codes if c != 0), 0)
+    return {"processes": processes, "jobs": jobs, "rc": code, "videos": len(videos), "done": len(done),
+            "video_s": round(video_s, 1),
             "wall_s": round(wall, 2), "aggregate_realtime": round(video_s / wall, 1) if wall else None,
             "per_video_realtime_median": sorted(per_video)[len(per_video) // 2] if per_video else None,
             "ocr_calls": calls, "segments": segments, "crops_per_s_wall": round(calls / wall, 1) if wall else None,
@@ -126,12 +145,15 @@ def set_server(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[
         wait_ready([server], [f"http://127.0.0.1:{args.port}"], args.ready_timeout)
         result: dict[str, Any] = {"start_s": round(time.perf_counter() - began, 1), "api_servers": args.api_servers}
         print(f"server up in {result['start_s']} s", flush=True)
-        engine = ["--engine", "openai", "--server", f"http://127.0.0.1:{args.port}/v1", "--concurrency",
-                  str(args.concurrency)]
-        for jobs in args.jobs:
-            row = run_batch(videos, out / f"server_j{jobs}", jobs, engine, out / f"server_j{jobs}.log")
-            result[f"jobs{jobs}"] = row
-            print(f"server, jobs {jobs}: {row}", flush=True)
+        for processes, jobs in args.layouts:
+            # Each process has its own client: the requests in flight are shared out between them.
+            engine = ["--engine", "openai", "--server", f"http://127.0.0.1:{args.port}/v1", "--model", args.model,
+                      "--concurrency", str(max(4, args.concurrency // processes))]
+            name = f"server_p{processes}_j{jobs}"
+            row = run_batch(videos, out / name, jobs, engine, out / f"{name}.log", timeout=args.batch_timeout,
+                            processes=processes)
+            result[name] = row
+            print(f"server, {processes} processes x {jobs} jobs: {row}", flush=True)
         return result
     finally:
         stop(server)
@@ -159,21 +181,21 @@ def decode_floor(video: Path, band: dict[str, int]) -> float:
 
 def set_floor(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
     """The band each video's run found (from a batch's JSON outputs), decoded N at once and one at a time."""
-    folder = next((out / name for name in (f"server_j{max(args.jobs)}", f"inprocess_j{max(args.inprocess_jobs)}")
-                   if (out / name).exists()), None)
-    if folder is None:
-        return {"error": "no batch output to take the bands from: run server or inprocess first"}
     bands = {}
-    for path in folder.rglob("*.json"):
+    for path in out.rglob("*.json"):
+        if path.name == "pipeline.json" or path.name == "overlap.json":
+            continue
         document = json.loads(path.read_text())
-        if document.get("bands"):
+        if isinstance(document, dict) and document.get("bands"):
             bands[Path(document["video"]).name] = document["bands"][0]
+    if not bands:
+        return {"error": "no batch output to take the bands from: run server or inprocess first"}
     work = [(v, bands[v.name]) for v in videos if v.name in bands]
     from subextract.stages.probe import probe
 
     durations = {v: probe(str(v)).duration for v, _ in work}
     result: dict[str, Any] = {"videos": len(work), "video_s": round(sum(durations.values()), 1)}
-    for jobs in sorted({1, *args.jobs}):
+    for jobs in sorted({1, *args.floor_jobs}):
         began = time.perf_counter()
         with ThreadPoolExecutor(jobs) as pool:
             list(pool.map(lambda item: decode_floor(*item), work))
@@ -250,12 +272,16 @@ def main() -> int:
     parser.add_argument("--videos", nargs="+", type=Path, required=True)
     parser.add_argument("--copies", type=int, default=1)
     parser.add_argument("--sets", default="server,floor,inprocess,overlap")
-    parser.add_argument("--jobs", type=lambda s: [int(x) for x in s.split(",")], default=[8, 16])
+    parser.add_argument("--layouts", type=lambda s: [tuple(int(x) for x in item.split("x")) for item in s.split(",")],
+                        default=[(1, 16), (8, 2), (16, 1)],
+                        help="server: batch processes x jobs each, e.g. 1x16,8x2,16x1")
+    parser.add_argument("--floor-jobs", type=lambda s: [int(x) for x in s.split(",")], default=[16])
     parser.add_argument("--inprocess-jobs", type=lambda s: [int(x) for x in s.split(",")], default=[16])
     parser.add_argument("--concurrency", type=int, default=64, help="openai: requests in flight, all jobs together")
-    parser.add_argument("--api-servers", type=int, default=2)
+    parser.add_argument("--api-servers", type=int, default=1)
     parser.add_argument("--port", type=int, default=8021)
     parser.add_argument("--ready-timeout", type=float, default=240)
+    parser.add_argument("--batch-timeout", type=float, default=120, help="seconds one batch run may take")
     parser.add_argument("--engine-options", type=json.loads, default={},
                         help="in-process engine: vllm.LLM options over the preset's and the dummy weights' (JSON)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
