@@ -113,6 +113,7 @@ class OcrSettings:
     stack: Count
     temperature: NonNegative
     max_tokens: Count
+    line_tokens: NonNegative
     repetition_penalty: Positive
     tail_repeats: NonNegativeInt
     sampling_extra: dict[str, Any]

@@ -31,7 +31,7 @@ from subextract.stages.appearance import LineStrip, learn_appearance, settings_f
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.crops import CropSaver
 from subextract.stages.language import detect_language, matches_language
-from subextract.stages.ocr import OcrEngine, OcrFailure, create_engine, engine_traits
+from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
 from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_frames
@@ -224,27 +224,13 @@ def _band_blackouts(static: list[TextBox], bands: list[Band]) -> list[tuple[int,
     return boxes
 
 
-def _in_background(function: Callable, *args) -> Future:
-    """``function(*args)`` on a daemon thread: a run that fails early does not wait for it."""
-    future: Future = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(function(*args))
-        except BaseException as exc:
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="engine-setup", daemon=True).start()
-    return future
-
-
 def _engine_future(engine: OcrEngine | None, settings: Settings) -> Future:
     """The OCR engine, being set up: segments queue for it meanwhile, so only the first read
     waits for the engine, never the decoding."""
-    if engine is None and engine_traits(settings.ocr.engine).set_up_in_background:
-        return _in_background(create_engine, settings.ocr)
+    if engine is None:
+        return set_up(settings.ocr)
     future: Future = Future()
-    future.set_result(engine or create_engine(settings.ocr))
+    future.set_result(engine)
     return future
 
 
