@@ -247,6 +247,7 @@ def extract(video: str, settings: Settings | None = None, *, lang: str = "all", 
     ``--fps``, boundaries are final only after the closing refinement, so at the end)."""
     began = time.perf_counter()
     settings = settings or load_settings()
+    settings = replace(settings, ocr=replace(settings.ocr, lang=lang))  # the OCR engine routes scripts by it
     stage = on_stage or (lambda _name: None)
     ready = _engine_future(engine, settings)
     stage("probing")

@@ -61,7 +61,8 @@ class OcrEngine(Protocol):
 def create_engine(settings: OcrSettings) -> OcrEngine:
     if settings.engine == "rapidocr":
         from subextract.stages.ocr.rapid import RapidOcrEngine
-        return RapidOcrEngine(settings)
+        from subextract.stages.ocr.routed import RoutedEngine, routes_lines
+        return RoutedEngine(settings) if routes_lines(settings.lang) else RapidOcrEngine(settings)
     if settings.engine == "vllm":
         from subextract.stages.ocr.vllm_engine import VllmEngine
         return VllmEngine(settings)

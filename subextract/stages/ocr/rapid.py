@@ -60,25 +60,38 @@ class RapidOcrEngine:
         before the detector runs anyway."""
         read = []
         for box in lines:
-            x0, y0, x1, y1 = box
-            result = self._engine.recognize_txt([bgr[y0:y1, x0:x1]])
-            line = TextLine(text=result.txts[0].strip(), confidence=float(result.scores[0]), box=box)
-            if line.confidence < self.settings.trust_line_boxes or is_junk(line.text):
+            line = self.recognise_line(bgr, box)
+            if not self.trusted(line):
                 return None
             read.append(line)
         return Reading(lines=tuple(read))
 
-    def _read(self, bgr: np.ndarray) -> Reading:
+    def recognise_line(self, bgr: np.ndarray, box: Box) -> TextLine:
+        """One line crop through the recogniser alone (no detector)."""
+        x0, y0, x1, y1 = box
+        result = self._engine.recognize_txt([bgr[y0:y1, x0:x1]])
+        return TextLine(text=result.txts[0].strip(), confidence=float(result.scores[0]), box=box)
+
+    def trusted(self, line: TextLine) -> bool:
+        return line.confidence >= self.settings.trust_line_boxes and not is_junk(line.text)
+
+    def detected_fragments(self, bgr: np.ndarray) -> list[TextLine]:
+        """Every box the detector finds, with its recognised text and confidence, unfiltered."""
         result = self._engine(bgr, use_det=True, use_cls=False, use_rec=True)
         if result.boxes is None or result.txts is None:
-            return Reading(lines=())
-        fragments = [
-            TextLine(text=text.strip(), confidence=float(score), box=_bounding_box(box))
-            for box, text, score in zip(result.boxes, result.txts, result.scores)
-            if text.strip() and score >= self.settings.min_confidence
-        ]
-        lines = [line for line in join_fragments(fragments) if not is_junk(line.text)]
+            return []
+        return [TextLine(text=text.strip(), confidence=float(score), box=_bounding_box(box))
+                for box, text, score in zip(result.boxes, result.txts, result.scores)]
+
+    def subtitle_reading(self, fragments: Sequence[TextLine]) -> Reading:
+        """The subtitle lines among the detector's fragments: confidently read, joined per row,
+        no junk, no small text beside them."""
+        kept = [f for f in fragments if f.text and f.confidence >= self.settings.min_confidence]
+        lines = [line for line in join_fragments(kept) if not is_junk(line.text)]
         return Reading(lines=tuple(_subtitle_lines(lines, self.settings.min_line_height)))
+
+    def _read(self, bgr: np.ndarray) -> Reading:
+        return self.subtitle_reading(self.detected_fragments(bgr))
 
 
 def _bounding_box(quad: np.ndarray) -> tuple[int, int, int, int]:
@@ -125,6 +138,7 @@ class RapidTextDetector:
     @classmethod
     def for_engine(cls, ocr_engine: object, det_side: int, threads: int) -> "RapidTextDetector":
         """Shares the embedded engine's models when it is the OCR engine; loads its own otherwise."""
+        ocr_engine = getattr(ocr_engine, "rapid", ocr_engine)  # an engine routing lines around RapidOCR
         if isinstance(ocr_engine, RapidOcrEngine):
             return cls(ocr_engine._engine)
         return cls(_rapidocr(det_side, threads))

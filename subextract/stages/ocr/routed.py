@@ -1,0 +1,226 @@
+"""The embedded engine for every script: RapidOCR (PP-OCRv6) where it reads the line, Tesseract
+where the line is in a script PP-OCRv6 lacks.
+
+- ``--lang CODE`` of a Tesseract language (ru, ko, ar …): every line box is read by that
+  language's model; RapidOCR's detector supplies boxes only where the segmenter found none.
+- ``--lang all``: each line is first read by PP-OCRv6, as before. A line it reads without
+  confidence, or as junk, goes to script detection: the installed script models are tried
+  (the scripts already seen in this video first) and the line takes a reading whose text is in
+  the model's script, confidently read. Tesseract's OSD was measured here first: it needs a
+  page of text and returns nothing for 8 of 9 single subtitle lines. A Latin line that
+  PP-OCRv6 tags as Vietnamese is read again with Tesseract's Vietnamese model, since PP-OCRv6's
+  dictionary lacks most of its tone-marked letters (it drops them at high confidence).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from subextract.config import OcrSettings
+from subextract.stages.language import detect_language, script_of
+from subextract.stages.lines import Box
+from subextract.stages.ocr import Reading, TextLine
+from subextract.stages.ocr.rapid import RapidOcrEngine, RapidTextDetector, join_fragments
+from subextract.stages.ocr.scripts import (TESSERACT_LANGUAGES, TesseractLanguage, installed_models,
+                                           require_language, routable_scripts)
+from subextract.stages.ocr.tesseract import TesseractRecogniser
+from subextract.stages.ocr_fixes import is_junk
+
+log = logging.getLogger(__name__)
+
+# A Tesseract line is taken when read with at least this confidence (its mean word confidence).
+MIN_CONFIDENCE = 0.6
+# ... and under --lang all, where every script model is tried on a line PP-OCRv6 could not
+# read, only with this much (background read as some script scores lower) and ...
+ROUTED_CONFIDENCE = 0.75
+# ... at least this many letters of that script: one or two are what a model reads off texture.
+MIN_LETTERS = 3
+# Trying stops at the first model that reads the line this well.
+GOOD_ENOUGH = 0.88
+# PP-OCRv6 reading Han or kana with this confidence is reading its own script: not routed.
+OWN_SCRIPT_CONFIDENCE = 0.7
+
+
+def _letters_in(text: str, script: str) -> int:
+    return sum(1 for c in text if c.isalpha() and script_of(c) == script)
+
+
+class RoutedEngine:
+    """An OCR engine (``read_batch``) over RapidOCR and Tesseract models, chosen per line."""
+
+    name = "rapidocr"
+
+    def __init__(self, settings: OcrSettings, rapid: RapidOcrEngine | None = None) -> None:
+        self.settings = settings
+        self.rapid = rapid or RapidOcrEngine(settings)
+        self._recognisers: dict[str, TesseractRecogniser] = {}
+        self.fixed: TesseractLanguage | None = None
+        self.routes: dict[str, TesseractLanguage] = {}
+        if settings.lang in TESSERACT_LANGUAGES:
+            self.fixed = require_language(settings.lang)
+            self._recogniser(self.fixed)  # loaded now: a broken model fails before decoding starts
+        else:
+            self.routes = routable_scripts()
+        self._vietnamese = TESSERACT_LANGUAGES["vi"] if "vie" in installed_models() else None
+        self._recent: list[str] = []  # scripts in the order they were last read in this video
+        self.routed_lines = 0
+        self._detector = RapidTextDetector.for_engine(self.rapid, settings.det_side, settings.threads)
+
+    def _recogniser(self, language: TesseractLanguage) -> TesseractRecogniser:
+        if language.model not in self._recognisers:
+            self._recognisers[language.model] = TesseractRecogniser(language)
+        return self._recognisers[language.model]
+
+    def read_batch(self, images: Sequence[np.ndarray],
+                   line_boxes: Sequence[Sequence[Box]] | None = None) -> list[Reading]:
+        boxes = line_boxes or [()] * len(images)
+        read = self._read_fixed if self.fixed is not None else self._read_routed
+        return [read(image, tuple(lines)) for image, lines in zip(images, boxes)]
+
+    # --lang CODE ------------------------------------------------------------------------------
+
+    def _read_fixed(self, image: np.ndarray, boxes: tuple[Box, ...]) -> Reading:
+        """Every line the detector finds, read by the language's model. The detector's boxes,
+        not the segmenter's: a stroke mask's rows split Arabic's dots from its baseline and Thai
+        or Devanagari marks from their letters (measured: 11 px boxes for a 27 px Arabic line)."""
+        bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
+        grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        rows = self._detected_rows(bgr) or list(boxes)
+        recogniser = self._recogniser(self.fixed)
+        lines = []
+        for box in rows:
+            line = _fixed_text(recogniser.read_line(grey, box), self.settings.lang)
+            if line.confidence >= MIN_CONFIDENCE and self._is_text(line.text, self.fixed.script):
+                lines.append(TextLine(line.text, line.confidence, line.box, language=self.settings.lang))
+        return Reading(lines=tuple(lines))
+
+    def _detected_rows(self, bgr: np.ndarray) -> list[Box]:
+        """The detector's text lines, one box per row, with a margin for the recogniser."""
+        fragments = [TextLine("x", 1.0, box) for box in self._detector(bgr)]
+        return [_padded(line.box, bgr.shape) for line in join_fragments(fragments)]
+
+    @staticmethod
+    def _is_text(text: str, script: str) -> bool:
+        """Not junk, and in the model's script (a Latin-script model: any letters)."""
+        if is_junk(text):
+            return False
+        return script == "Latin" or _letters_in(text, script) >= MIN_LETTERS or \
+            (script_of(text) is None and any(c.isdigit() for c in text))
+
+    # --lang all -------------------------------------------------------------------------------
+
+    def _read_routed(self, image: np.ndarray, boxes: tuple[Box, ...]) -> Reading:
+        bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
+        if boxes:
+            rapid_lines = [self.rapid.recognise_line(bgr, box) for box in boxes]
+            if all(self.rapid.trusted(line) for line in rapid_lines):
+                return self._vietnamese_again(image, Reading(lines=tuple(rapid_lines)))
+        # As RapidOcrEngine does: the detector reads the band. Then each row it read without
+        # confidence or as junk goes to the script models, and a line they read replaces it.
+        fragments = self.rapid.detected_fragments(bgr)
+        reading = self.rapid.subtitle_reading(fragments)
+        if not self.routes or not fragments:
+            return self._vietnamese_again(image, reading)
+        grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        routed = []
+        for row in join_fragments([TextLine(f.text or "?", f.confidence, f.box) for f in fragments]):
+            if self.rapid.trusted(row) or self._own_script(row):
+                continue
+            line = self._route(grey, TextLine(row.text, row.confidence, _padded(row.box, grey.shape)))
+            if line is not None:
+                routed.append(line)
+        if not routed:
+            return self._vietnamese_again(image, reading)
+        kept = [line for line in reading.lines if not any(_same_row(line.box, other.box) for other in routed)]
+        merged = sorted([*kept, *routed], key=lambda line: (line.box[1] + line.box[3]) / 2)
+        return self._vietnamese_again(image, Reading(lines=tuple(merged)))
+
+    @staticmethod
+    def _own_script(line: TextLine) -> bool:
+        """PP-OCRv6 read the line, though without full confidence, in a script it knows."""
+        return line.confidence >= OWN_SCRIPT_CONFIDENCE and not is_junk(line.text) \
+            and script_of(line.text) == "Han"
+
+    def _route(self, grey: np.ndarray, rapid_line: TextLine) -> TextLine | None:
+        """The line read by the installed script model that reads it best, or None."""
+        order = [s for s in self._recent if s in self.routes] + [s for s in self.routes if s not in self._recent]
+        best: tuple[TextLine, str] | None = None
+        for script in order:
+            language = self.routes[script]
+            line = _fixed_text(self._recogniser(language).read_line(grey, rapid_line.box), "")
+            letters = sum(c.isalpha() for c in line.text)
+            in_script = _letters_in(line.text, script)
+            # A model reading another script's line (or background) gives letters of other scripts,
+            # digits or too few letters, often at a fair confidence: the share in its script counts.
+            score = line.confidence * in_script / max(1, letters + sum(c.isdigit() for c in line.text))
+            if score < ROUTED_CONFIDENCE or in_script < MIN_LETTERS or is_junk(line.text):
+                continue
+            if best is None or score > best[2]:
+                best = (line, script, score)
+            if score >= GOOD_ENOUGH:
+                break
+        if best is None or best[2] <= rapid_line.confidence and not is_junk(rapid_line.text):
+            return None
+        line, script, _ = best
+        self.routed_lines += 1
+        self._recent = [script] + [s for s in self._recent if s != script]
+        return TextLine(line.text, line.confidence, line.box, language=detect_language(line.text))
+
+    def _vietnamese_again(self, image: np.ndarray, reading: Reading) -> Reading:
+        """Latin lines in Vietnamese read again by Tesseract's Vietnamese model."""
+        if self._vietnamese is None or not any(detect_language(line.text) == "vi" for line in reading.lines):
+            return reading
+        grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+        recogniser = self._recogniser(self._vietnamese)
+        lines = []
+        for line in reading.lines:
+            if detect_language(line.text) == "vi":
+                again = recogniser.read_line(grey, line.box)
+                if again.confidence >= MIN_CONFIDENCE and not is_junk(again.text):
+                    line = TextLine(again.text, again.confidence, line.box, language="vi")
+            lines.append(line)
+        return Reading(lines=tuple(lines))
+
+
+def _padded(box: Box, shape: tuple[int, ...]) -> Box:
+    """A detector box with the margin the recogniser needs (its boxes hug the glyphs)."""
+    x0, y0, x1, y1 = box
+    pad_y, pad_x = int(0.2 * (y1 - y0)) + 2, int(0.4 * (y1 - y0)) + 2
+    return max(0, x0 - pad_x), max(0, y0 - pad_y), min(shape[1], x1 + pad_x), min(shape[0], y1 + pad_y)
+
+
+def _same_row(a: Box, b: Box) -> bool:
+    centre = (a[1] + a[3]) / 2
+    return b[1] <= centre <= b[3]
+
+
+# Confusions of Tesseract's models that the language settles: in Ukrainian a lone bar is the
+# word "і" (and), which the model takes for a vertical line.
+_LONE_BAR = re.compile(r"(?<!\S)\|(?!\S)")
+
+
+def _fixed_text(line: TextLine, lang: str) -> TextLine:
+    text = line.text
+    if "|" in text and (lang == "uk" or (not lang and "і" in text)):
+        text = _LONE_BAR.sub("і", text)
+    return TextLine(text, line.confidence, line.box, language=line.language)
+
+
+def routes_lines(lang: str) -> bool:
+    """Whether ``--lang lang`` needs Tesseract: its language is one, or every line is kept and
+    some script model is installed (without any, PP-OCRv6 alone reads as it always did)."""
+    if lang in TESSERACT_LANGUAGES:
+        return True
+    if lang not in ("all", "auto"):
+        return False
+    try:
+        import tesserocr  # noqa: F401  (the wheel is a dependency; a broken install reads as before)
+    except ImportError:
+        log.warning("tesserocr is not importable: only the scripts PP-OCRv6 knows are read")
+        return False
+    return bool(routable_scripts())
