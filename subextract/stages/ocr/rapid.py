@@ -75,23 +75,21 @@ class RapidOcrEngine:
     def trusted(self, line: TextLine) -> bool:
         return line.confidence >= self.settings.trust_line_boxes and not is_junk(line.text)
 
-    def detected_fragments(self, bgr: np.ndarray) -> list[TextLine]:
-        """Every box the detector finds, with its recognised text and confidence, unfiltered."""
-        result = self._engine(bgr, use_det=True, use_cls=False, use_rec=True)
-        if result.boxes is None or result.txts is None:
-            return []
-        return [TextLine(text=text.strip(), confidence=float(score), box=_bounding_box(box))
-                for box, text, score in zip(result.boxes, result.txts, result.scores)]
-
-    def subtitle_reading(self, fragments: Sequence[TextLine]) -> Reading:
-        """The subtitle lines among the detector's fragments: confidently read, joined per row,
-        no junk, no small text beside them."""
-        kept = [f for f in fragments if f.text and f.confidence >= self.settings.min_confidence]
-        lines = [line for line in join_fragments(kept) if not is_junk(line.text)]
-        return Reading(lines=tuple(_subtitle_lines(lines, self.settings.min_line_height)))
+    def read_with_detector(self, bgr: np.ndarray) -> Reading:
+        """The whole band through the detector and the recogniser."""
+        return self._read(bgr)
 
     def _read(self, bgr: np.ndarray) -> Reading:
-        return self.subtitle_reading(self.detected_fragments(bgr))
+        result = self._engine(bgr, use_det=True, use_cls=False, use_rec=True)
+        if result.boxes is None or result.txts is None:
+            return Reading(lines=())
+        fragments = [
+            TextLine(text=text.strip(), confidence=float(score), box=_bounding_box(box))
+            for box, text, score in zip(result.boxes, result.txts, result.scores)
+            if text.strip() and score >= self.settings.min_confidence
+        ]
+        lines = [line for line in join_fragments(fragments) if not is_junk(line.text)]
+        return Reading(lines=tuple(_subtitle_lines(lines, self.settings.min_line_height)))
 
 
 def _bounding_box(quad: np.ndarray) -> tuple[int, int, int, int]:

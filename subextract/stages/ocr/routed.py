@@ -42,8 +42,13 @@ ROUTED_CONFIDENCE = 0.75
 MIN_LETTERS = 3
 # Trying stops at the first model that reads the line this well.
 GOOD_ENOUGH = 0.88
-# PP-OCRv6 reading Han or kana with this confidence is reading its own script: not routed.
-OWN_SCRIPT_CONFIDENCE = 0.7
+# A detector row is PP-OCRv6's when the lines it read there span this share of its width.
+_COVERED = 0.7
+# A line box holds at least this many characters per box height of width (a Latin letter is
+# about half a text height wide, a Han character one; the segmenter's boxes are padded).
+_MIN_FILL = 0.35
+# A line PP-OCRv6 read (not junk) is replaced only by a reading this much more confident.
+_REPLACE_MARGIN = 0.1
 
 
 def _letters_in(text: str, script: str) -> int:
@@ -102,7 +107,7 @@ class RoutedEngine:
     def _detected_rows(self, bgr: np.ndarray) -> list[Box]:
         """The detector's text lines, one box per row, with a margin for the recogniser."""
         fragments = [TextLine("x", 1.0, box) for box in self._detector(bgr)]
-        return [_padded(line.box, bgr.shape) for line in join_fragments(fragments)]
+        return _padded_rows([line.box for line in join_fragments(fragments)], bgr.shape)
 
     @staticmethod
     def _is_text(text: str, script: str) -> bool:
@@ -118,20 +123,29 @@ class RoutedEngine:
         bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
         if boxes:
             rapid_lines = [self.rapid.recognise_line(bgr, box) for box in boxes]
-            if all(self.rapid.trusted(line) for line in rapid_lines):
+            if all(self._trusted(line) for line in rapid_lines):
                 return self._vietnamese_again(image, Reading(lines=tuple(rapid_lines)))
         # As RapidOcrEngine does: the detector reads the band. Then each row it read without
         # confidence or as junk goes to the script models, and a line they read replaces it.
-        fragments = self.rapid.detected_fragments(bgr)
-        reading = self.rapid.subtitle_reading(fragments)
-        if not self.routes or not fragments:
+        reading = self.rapid.read_with_detector(bgr)
+        if not self.routes:
             return self._vietnamese_again(image, reading)
+        # The detector's rows again, without recognition: RapidOCR drops the boxes it reads as
+        # empty or with a low score, which is how it reads a script it does not know.
+        rows = [line.box for line in join_fragments([TextLine("x", 1.0, box) for box in self._detector(bgr)])]
         grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
         routed = []
-        for row in join_fragments([TextLine(f.text or "?", f.confidence, f.box) for f in fragments]):
-            if self.rapid.trusted(row) or self._own_script(row):
+        for row, box in zip(rows, _padded_rows(rows, grey.shape)):
+            read = [line for line in reading.lines if _same_row(line.box, row) or _same_row(row, line.box)]
+            # What PP-OCRv6 read of the row, and over how much of its width: a fragment of an
+            # unknown script read as one confident Han character covers a sliver of it.
+            covered = sum(line.box[2] - line.box[0] for line in read) / max(1, row[2] - row[0])
+            if read and covered >= _COVERED and all(self._trusted(line) for line in read):
                 continue
-            line = self._route(grey, TextLine(row.text, row.confidence, _padded(row.box, grey.shape)))
+            best = max(read, key=lambda line: line.confidence, default=TextLine("", 0.0, row))
+            # A reading too short for its box counts for nothing against another script's.
+            held = best.confidence * min(1.0, covered) if self._filled(best) else 0.0
+            line = self._route(grey, TextLine(best.text, held, box))
             if line is not None:
                 routed.append(line)
         if not routed:
@@ -140,11 +154,15 @@ class RoutedEngine:
         merged = sorted([*kept, *routed], key=lambda line: (line.box[1] + line.box[3]) / 2)
         return self._vietnamese_again(image, Reading(lines=tuple(merged)))
 
+    def _trusted(self, line: TextLine) -> bool:
+        """PP-OCRv6 read the line with confidence, and as many characters as its box holds: an
+        unknown script comes out as a confident character or two (Hangul as 合)."""
+        return self.rapid.trusted(line) and self._filled(line)
+
     @staticmethod
-    def _own_script(line: TextLine) -> bool:
-        """PP-OCRv6 read the line, though without full confidence, in a script it knows."""
-        return line.confidence >= OWN_SCRIPT_CONFIDENCE and not is_junk(line.text) \
-            and script_of(line.text) == "Han"
+    def _filled(line: TextLine) -> bool:
+        x0, y0, x1, y1 = line.box
+        return len(line.text.replace(" ", "")) >= _MIN_FILL * (x1 - x0) / max(1, y1 - y0)
 
     def _route(self, grey: np.ndarray, rapid_line: TextLine) -> TextLine | None:
         """The line read by the installed script model that reads it best, or None."""
@@ -164,7 +182,7 @@ class RoutedEngine:
                 best = (line, script, score)
             if score >= GOOD_ENOUGH:
                 break
-        if best is None or best[2] <= rapid_line.confidence and not is_junk(rapid_line.text):
+        if best is None or rapid_line.confidence and best[2] <= rapid_line.confidence + _REPLACE_MARGIN:
             return None
         line, script, _ = best
         self.routed_lines += 1
@@ -187,11 +205,16 @@ class RoutedEngine:
         return Reading(lines=tuple(lines))
 
 
-def _padded(box: Box, shape: tuple[int, ...]) -> Box:
-    """A detector box with the margin the recogniser needs (its boxes hug the glyphs)."""
-    x0, y0, x1, y1 = box
-    pad_y, pad_x = int(0.2 * (y1 - y0)) + 2, int(0.4 * (y1 - y0)) + 2
-    return max(0, x0 - pad_x), max(0, y0 - pad_y), min(shape[1], x1 + pad_x), min(shape[0], y1 + pad_y)
+def _padded_rows(boxes: Sequence[Box], shape: tuple[int, ...]) -> list[Box]:
+    """Detector boxes (top to bottom) with the margin the recogniser needs (they hug the
+    glyphs), reaching at most halfway to the row above or below."""
+    padded = []
+    for i, (x0, y0, x1, y1) in enumerate(boxes):
+        pad_y, pad_x = int(0.2 * (y1 - y0)) + 2, int(0.4 * (y1 - y0)) + 2
+        top = max(0, y0 - pad_y) if i == 0 else max(y0 - pad_y, (boxes[i - 1][3] + y0) // 2)
+        bottom = min(shape[0], y1 + pad_y) if i == len(boxes) - 1 else min(y1 + pad_y, (y1 + boxes[i + 1][1]) // 2)
+        padded.append((max(0, x0 - pad_x), top, min(shape[1], x1 + pad_x), bottom))
+    return padded
 
 
 def _same_row(a: Box, b: Box) -> bool:
@@ -201,7 +224,7 @@ def _same_row(a: Box, b: Box) -> bool:
 
 # Confusions of Tesseract's models that the language settles: in Ukrainian a lone bar is the
 # word "і" (and), which the model takes for a vertical line.
-_LONE_BAR = re.compile(r"(?<!\S)\|(?!\S)")
+_LONE_BAR = re.compile(r"(?<!\S)\|(?= \w)")
 
 
 def _fixed_text(line: TextLine, lang: str) -> TextLine:

@@ -29,14 +29,16 @@ _TARGET_LINE_HEIGHT = 80
 # The stroke lift is measured against the line's surroundings within this share of its height
 # (wider than a stroke, narrower than a glyph's counter plus outline).
 _TOPHAT_SHARE = 0.45
-_MIN_LIFT = 40  # grey levels; below this a pixel is no stroke whatever Otsu says
+_MIN_LIFT = 20  # grey levels; below this a pixel is no stroke whatever Otsu says
 # A pixel is ink by how much darker than the text's own brightness it is not (ramping over this
 # many levels, from _TEXT_LEVEL_MARGIN below it) ...
 _TEXT_LEVEL_MARGIN = 60
 _TEXT_LEVEL_RAMP = 40
-# ... and by how far it is lifted above its surroundings, ramping up from this share of the
-# strokes' Otsu threshold to that threshold.
-_LIFT_RAMP_SHARE = 0.6
+# ... and by how far it is lifted above its surroundings, as a share of the strongest lift
+# within a line height (ramping between these).
+_LIFT_RATIO_LOW, _LIFT_RATIO_HIGH = 0.35, 0.6
+_PEAK_WINDOW_SHARE = 0.5
+_EDGE_ROWS = 0.25  # the top and bottom share of a line crop where pieces of the next line show
 _BORDER = 12  # white margin around the line: Tesseract clips glyphs touching the picture's edge
 
 
@@ -57,20 +59,37 @@ def binarised_line(grey: np.ndarray, box: Box) -> np.ndarray:
     size = max(3, int(_TOPHAT_SHARE * crop.shape[0]) | 1)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
     lift = cv2.morphologyEx(crop, cv2.MORPH_TOPHAT, kernel).astype(np.float32)
-    # Otsu among the lifted pixels only: strokes against the background next to a dark outline
-    # (which an outline lifts too, less than the strokes); the unlifted rest would pull it down.
-    lifted = lift[lift > _MIN_LIFT].astype(np.uint8)
-    if lifted.size == 0:
-        return cv2.copyMakeBorder(np.full_like(crop, 255), _BORDER, _BORDER, _BORDER, _BORDER,
-                                  cv2.BORDER_CONSTANT, value=255)
-    threshold = max(float(cv2.threshold(lifted.reshape(1, -1), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)[0]),
-                    _MIN_LIFT)
-    text_level = float(np.percentile(crop[lift > threshold], 90)) if (lift > threshold).any() else 255.0
+    # How far a pixel is lifted, against the strongest lift near it: the picture behind a line
+    # changes along it (plain white text over a bright sky is lifted far less than over a dark
+    # wall), so one threshold for the whole line loses the text over the bright part.
+    side = int(_PEAK_WINDOW_SHARE * crop.shape[0]) | 1
+    window = cv2.getStructuringElement(cv2.MORPH_RECT, (side, side))
+    peak = cv2.dilate(lift, window)
+    ratio = np.where(peak >= _MIN_LIFT, lift / np.maximum(peak, 1.0), 0.0)
+    stroke = np.clip((ratio - _LIFT_RATIO_LOW) / (_LIFT_RATIO_HIGH - _LIFT_RATIO_LOW), 0, 1)
+    text_level = float(np.percentile(crop[ratio >= _LIFT_RATIO_HIGH], 90)) if (ratio >= _LIFT_RATIO_HIGH).any() \
+        else 255.0
     bright = np.clip((crop - (text_level - _TEXT_LEVEL_MARGIN)) / _TEXT_LEVEL_RAMP, 0, 1)
-    ramp_from = _LIFT_RAMP_SHARE * threshold
-    stroke = np.clip((lift - ramp_from) / max(1.0, threshold - ramp_from), 0, 1)
-    picture = (255 - 255 * bright * stroke).astype(np.uint8)
+    picture = _without_edge_pieces((255 - 255 * bright * stroke).astype(np.uint8))
     return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
+
+
+def _without_edge_pieces(picture: np.ndarray) -> np.ndarray:
+    """Ink touching the top or bottom edge and lying mostly in the outer rows is a piece of the
+    line above or below (two-line cues sit close): whitened, so Tesseract does not read it as
+    accents or punctuation. (A joined Arabic word reaching the edge with a tall letter has its
+    middle in the line's own rows and stays.)"""
+    ink = (picture < 128).astype(np.uint8)
+    _, labels, stats, centroids = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    height = picture.shape[0]
+    top, bottom = stats[:, cv2.CC_STAT_TOP], stats[:, cv2.CC_STAT_TOP] + stats[:, cv2.CC_STAT_HEIGHT]
+    outer = (centroids[:, 1] < _EDGE_ROWS * height) | (centroids[:, 1] > (1 - _EDGE_ROWS) * height)
+    edge = np.flatnonzero(((top == 0) | (bottom == height)) & outer)
+    edge = edge[edge != 0]  # label 0 is the paper
+    if edge.size:
+        picture = picture.copy()
+        picture[np.isin(labels, edge)] = 255
+    return picture
 
 
 class TesseractRecogniser:
@@ -94,6 +113,7 @@ class TesseractRecogniser:
         self._api.SetVariable("load_system_dawg", "0")
         self._api.SetVariable("load_freq_dawg", "0")
         self._lock = threading.Lock()
+        self._single_line, self._raw_line = PSM.SINGLE_LINE, PSM.RAW_LINE
 
     def read_line(self, grey: np.ndarray, box: Box) -> TextLine:
         picture = binarised_line(grey, box)
@@ -101,6 +121,14 @@ class TesseractRecogniser:
             self._api.SetImage(Image.fromarray(picture))
             text = self._api.GetUTF8Text()
             confidence = self._api.MeanTextConf()
+            if not text.strip():
+                # Its layout analysis finds no text in some clean lines (joined Arabic words
+                # measured so); read as a raw line instead, without layout analysis.
+                self._api.SetPageSegMode(self._raw_line)
+                self._api.SetImage(Image.fromarray(picture))
+                text = self._api.GetUTF8Text()
+                confidence = self._api.MeanTextConf()
+                self._api.SetPageSegMode(self._single_line)
         # Tesseract gives RTL lines in logical order already (its output is the reading order).
         text = " ".join(text.split())
         return TextLine(text=text, confidence=max(0.0, confidence) / 100.0, box=box)
