@@ -344,6 +344,9 @@ CATALOGUE_SCRIPTS = {"uk": "CYRILLIC", "ko": "HANGUL", "ar": "ARABIC", "he": "HE
 LANGUAGES.update({code: Language(None, (), "utf-8", False) for code in CATALOGUE_SCRIPTS})
 # Hangul syllables are full-width: fewer of them fit a line.
 SCRIPT_LINE_CHARS = {"ko": (8, 24)}
+# Arabic short vowels and shadda, Hebrew points: the catalogues' translators add some, subtitles
+# (like most printed text in these languages) leave them out.
+OPTIONAL_MARKS = re.compile("[\u064B-\u065F\u0670\u0591-\u05BD\u05BF-\u05C7]")
 # A message with any of these is markup, a format string, a path or an option, no sentence.
 NOT_A_SENTENCE = re.compile(r"[%{}<>_&\\/|=@#*\[\]()0-9\"'`:;“”«»„]|--|\.\.|^\W")
 
@@ -367,7 +370,7 @@ def catalogue_sentences(code: str) -> list[str]:
         for msgid, text in catalogue.items():
             if not isinstance(msgid, str) or not msgid or not isinstance(text, str):
                 continue
-            text = " ".join(text.split()).rstrip(".")
+            text = OPTIONAL_MARKS.sub("", " ".join(text.split())).rstrip(".")
             if " " not in text or NOT_A_SENTENCE.search(text):
                 continue
             letters = [c for c in text if c.isalpha()]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Sequence
 
 import cv2
@@ -33,8 +34,10 @@ from subextract.stages.ocr_fixes import is_junk
 
 log = logging.getLogger(__name__)
 
-# A Tesseract line is taken when read with at least this confidence (its mean word confidence).
-MIN_CONFIDENCE = 0.6
+# With --lang CODE a Tesseract line is taken when read with at least this confidence (its mean
+# word confidence; Greek lines read right score from 0.48, background read as Greek 0.40-0.43)
+# and in the language's script.
+MIN_CONFIDENCE = 0.45
 # ... and under --lang all, where every script model is tried on a line PP-OCRv6 could not
 # read, only with this much (background read as some script scores lower) and ...
 ROUTED_CONFIDENCE = 0.75
@@ -53,6 +56,23 @@ _REPLACE_MARGIN = 0.1
 
 def _letters_in(text: str, script: str) -> int:
     return sum(1 for c in text if c.isalpha() and script_of(c) == script)
+
+
+def _longest_word(text: str, script: str) -> int:
+    """Letters of ``script`` in the longest run of them (marks inside a word do not break it)."""
+    longest = run = 0
+    for c in text:
+        if c.isalpha() and script_of(c) == script:
+            run += 1
+            longest = max(longest, run)
+        elif not unicodedata.category(c).startswith("M"):
+            run = 0
+    return longest
+
+
+# A line read off background by a model is short words ("ν ορ"); a subtitle line has a word of
+# at least three letters (Hangul: two syllables).
+MIN_WORD = {"Hangul": 2}
 
 
 class RoutedEngine:
@@ -95,7 +115,7 @@ class RoutedEngine:
         or Devanagari marks from their letters (measured: 11 px boxes for a 27 px Arabic line)."""
         bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
         grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-        rows = self._detected_rows(bgr) or list(boxes)
+        rows = self._detected_rows(bgr, boxes) or list(boxes)
         recogniser = self._recogniser(self.fixed)
         lines = []
         for box in rows:
@@ -104,18 +124,23 @@ class RoutedEngine:
                 lines.append(TextLine(line.text, line.confidence, line.box, language=self.settings.lang))
         return Reading(lines=tuple(lines))
 
-    def _detected_rows(self, bgr: np.ndarray) -> list[Box]:
-        """The detector's text lines, one box per row, with a margin for the recogniser."""
+    def _detected_rows(self, bgr: np.ndarray, strokes: tuple[Box, ...]) -> list[Box]:
+        """The detector's text lines, one box per row, with a margin for the recogniser; where
+        the segmenter found subtitle strokes, only the rows over them (not scene text)."""
         fragments = [TextLine("x", 1.0, box) for box in self._detector(bgr)]
-        return _padded_rows([line.box for line in join_fragments(fragments)], bgr.shape)
+        rows = [line.box for line in join_fragments(fragments)]
+        if strokes:
+            rows = [row for row in rows if any(row[1] < box[3] and box[1] < row[3] for box in strokes)]
+        return _padded_rows(rows, bgr.shape)
 
     @staticmethod
     def _is_text(text: str, script: str) -> bool:
         """Not junk, and in the model's script (a Latin-script model: any letters)."""
         if is_junk(text):
             return False
-        return script == "Latin" or _letters_in(text, script) >= MIN_LETTERS or \
-            (script_of(text) is None and any(c.isdigit() for c in text))
+        if script_of(text) is None:
+            return any(c.isdigit() for c in text)
+        return script == "Latin" or _longest_word(text, script) >= MIN_WORD.get(script, MIN_LETTERS)
 
     # --lang all -------------------------------------------------------------------------------
 
@@ -176,7 +201,7 @@ class RoutedEngine:
             # A model reading another script's line (or background) gives letters of other scripts,
             # digits or too few letters, often at a fair confidence: the share in its script counts.
             score = line.confidence * in_script / max(1, letters + sum(c.isdigit() for c in line.text))
-            if score < ROUTED_CONFIDENCE or in_script < MIN_LETTERS or is_junk(line.text):
+            if score < ROUTED_CONFIDENCE or not self._is_text(line.text, script):
                 continue
             if best is None or score > best[2]:
                 best = (line, script, score)
@@ -227,10 +252,41 @@ def _same_row(a: Box, b: Box) -> bool:
 _LONE_BAR = re.compile(r"(?<!\S)\|(?= \w)")
 
 
+# Tesseract's Greek model knows polytonic Greek and gives its breathings on monotonic text
+# (εἶναι for είναι); modern subtitles are monotonic: breathings go, any accent is the tonos.
+_POLYTONIC_DROPPED = dict.fromkeys(map(ord, "\u0313\u0314\u0345"))
+_POLYTONIC_ACCENTS = {ord("\u0300"): "\u0301", ord("\u0342"): "\u0301"}
+def _monotonic(word: str) -> str:
+    """A Greek word as monotonic Greek: a breathing on a word with no accent was its tonos."""
+    decomposed = unicodedata.normalize("NFD", word).translate(_POLYTONIC_ACCENTS)
+    if "\u0301" not in decomposed:
+        decomposed = re.sub("[\u0313\u0314]", "\u0301", decomposed, count=1)
+    return unicodedata.normalize("NFC", decomposed.translate(_POLYTONIC_DROPPED))
+
+
+# Arabic short vowels and shadda, Hebrew points: the models guess them (niqqud on unpointed
+# Hebrew); subtitles, like most print in these languages, leave them out.
+_OPTIONAL_MARKS = re.compile("[\u064B-\u065F\u0670\u0591-\u05BD\u05BF-\u05C7]")
+# A lone Latin letter or bar at either end of a line in another script is the edge of the crop.
+_STRAY_END = re.compile(r"^[A-Za-z|]\s+|\s+[A-Za-z|]$")
+# Neutral characters at the visual left end of a right-to-left line (the end of its sentence)
+# that Tesseract gives first: they belong at the end in reading order.
+_RTL_LEADING_PUNCTUATION = re.compile(r"^([.,:;!?\u060C\u061B\u061F]+)\s*(.+)$")
+
+
 def _fixed_text(line: TextLine, lang: str) -> TextLine:
-    text = line.text
+    # Tesseract wraps digits in right-to-left lines in direction marks, which no subtitle has.
+    text = " ".join(line.text.replace("\u200e", "").replace("\u200f", "").split())
     if "|" in text and (lang == "uk" or (not lang and "і" in text)):
         text = _LONE_BAR.sub("і", text)
+    script = script_of(text)
+    if script == "Greek":
+        text = text.replace("\u00b5", "\u03bc")  # the micro sign is the letter mu
+        text = " ".join(_monotonic(word) for word in text.split(" "))
+    elif script in ("Arabic", "Hebrew"):
+        text = _RTL_LEADING_PUNCTUATION.sub(r"\2\1", _OPTIONAL_MARKS.sub("", text))
+    if script not in (None, "Latin"):
+        text = _STRAY_END.sub("", text)
     return TextLine(text, line.confidence, line.box, language=line.language)
 
 
