@@ -241,6 +241,8 @@ def main() -> int:
                         help="where generated and burned videos are kept (git-ignored)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     parser.add_argument("--config", help="preset or YAML file passed to subextract")
+    parser.add_argument("--lang", help="--lang passed to subextract for every video (default: none; the scripts "
+                                       "set: each video's own language)")
     parser.add_argument("--no-generate", action="store_true", help="use only videos already generated")
     args = parser.parse_args()
     cases: list[Case] = []
@@ -257,6 +259,8 @@ def main() -> int:
         cases += script_cases(args.videos / "scripts", not args.no_generate)
     if args.only:
         cases = [case for case in cases if case.video.stem in args.only]
+    if args.lang:
+        cases = [Case(case.set_name, case.video, case.reference, args.lang) for case in cases]
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as workdir:

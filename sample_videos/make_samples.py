@@ -224,12 +224,12 @@ def script_video(lang: str) -> dict:
 
 
 SCRIPTS = [script_video(lang) for lang in SCRIPT_VIDEOS]
-# The small committed sample (sample_videos/scripts/): Russian at the bottom, Arabic at the top.
+# The small committed sample (sample_videos/scripts/): Arabic at the bottom, Russian at the top.
 SCRIPTS_SAMPLE = [
-    dict(name="ru_ar_two_zones", size=(854, 480), seconds=20,
+    dict(name="ar_ru_two_zones", size=(960, 540), seconds=20,
          footage=dict(clips=("bikes", "bigbuckbunny"), mode="cuts"),
-         zones=[dict(lang="ru", two_line=0.3, style=dict(font="Noto Sans", outline=2.5)),
-                dict(lang="ar", position="top", style=dict(font="Noto Sans Arabic", outline=2.5, scale=0.08))]),
+         zones=[dict(lang="ar", style=dict(font="Noto Sans Arabic", outline=2.5, scale=0.08)),
+                dict(lang="ru", position="top", two_line=0.3, style=dict(font="Noto Sans", outline=2.5))]),
 ]
 
 SETS = {"samples": SAMPLES, "bench": BENCH + STYLES, "scripts": SCRIPTS, "scripts-sample": SCRIPTS_SAMPLE}
@@ -342,8 +342,9 @@ CATALOGUES = {"libglib2.0-data": "glib20", "libgtk-3-common": "gtk30"}
 CATALOGUE_SCRIPTS = {"uk": "CYRILLIC", "ko": "HANGUL", "ar": "ARABIC", "he": "HEBREW", "th": "THAI",
                      "hi": "DEVANAGARI", "el": "GREEK", "vi": "LATIN"}
 LANGUAGES.update({code: Language(None, (), "utf-8", False) for code in CATALOGUE_SCRIPTS})
-# Hangul syllables are full-width: fewer of them fit a line.
-SCRIPT_LINE_CHARS = {"ko": (8, 24)}
+# Hangul syllables are full-width: fewer of them fit a line. Arabic lines are kept shorter so
+# that the font is not shrunk to fit them (Noto Sans Arabic's letters are small for their size).
+SCRIPT_LINE_CHARS = {"ko": (8, 24), "ar": (12, 34)}
 # Arabic short vowels and shadda, Hebrew points: the catalogues' translators add some, subtitles
 # (like most printed text in these languages) leave them out.
 OPTIONAL_MARKS = re.compile("[\u064B-\u065F\u0670\u0591-\u05BD\u05BF-\u05C7]")
@@ -489,7 +490,7 @@ def font_px(zone: dict, size: tuple[int, int]) -> dict[str, int]:
     sizes = {}
     for i, lang in enumerate(zone_languages(zone)):
         scale = style["latin_scale"] if i else 1.0
-        em_per_char = 1.0 if LANGUAGES[lang].cjk or lang in SCRIPT_LINE_CHARS else 0.6
+        em_per_char = 1.0 if LANGUAGES[lang].cjk or lang == "ko" else 0.6
         fit = 0.9 * width / (line_limits(zone, lang)[1] * em_per_char)
         sizes[lang] = int(min(height * style["scale"] * scale, fit))
     return sizes

@@ -81,8 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Extract hardcoded (burned-in) subtitles from a video into SRT, WebVTT or JSON.")
     parser.add_argument("video", help="video file (anything FFmpeg reads), or an http(s)/rtmp(s) URL or HLS stream")
     parser.add_argument("--lang", default="all", metavar="CODE",
-                        help="language of the lines to keep and of the output name, e.g. zh, en; "
-                             "'all' keeps every line of bilingual subtitles (default: all)")
+                        help="language of the lines to keep and of the output name, e.g. zh, en, ru, ar; "
+                             "'all' keeps every line of bilingual subtitles (default: all); "
+                             "subextract --list-languages shows which are installed")
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="output file, or - for stdout (default: VIDEO.LANG.FORMAT next to the video)")
     parser.add_argument("--format", choices=("srt", "vtt", "json", "jsonl"), default="srt",
@@ -528,6 +529,8 @@ def main(argv: list[str] | None = None) -> int:
             return batch.main(argv[1:])
         if argv and argv[0] == "translate":
             return run_translate_file(argv[1:])
+        if argv == ["--list-languages"]:
+            return list_languages()
         return run_extract(build_parser().parse_args(argv))
     except SubextractError as exc:
         print(f"subextract: error: {exc}", file=sys.stderr)
@@ -537,6 +540,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         _reset_input_options()
+
+
+def list_languages() -> int:
+    """``subextract --list-languages``: each --lang code, the recogniser that reads it and
+    whether its model is installed (else the Debian package to install)."""
+    from subextract.stages.ocr.scripts import language_table, tessdata_dir
+
+    print(f"Tesseract language data: {tessdata_dir() or 'none installed'}")
+    for code, engine, model, installed in language_table():
+        print(f"{code:4} {engine:10} {model if installed else 'not installed: apt-get install ' + model}")
+    return 0
 
 
 def _reset_input_options() -> None:

@@ -73,6 +73,7 @@ def _longest_word(text: str, script: str) -> int:
 # A line read off background by a model is short words ("ν ορ"); a subtitle line has a word of
 # at least three letters (Hangul: two syllables).
 MIN_WORD = {"Hangul": 2}
+MIN_SCRIPT_SHARE = 0.8
 
 
 class RoutedEngine:
@@ -85,13 +86,14 @@ class RoutedEngine:
         self.rapid = rapid or RapidOcrEngine(settings)
         self._recognisers: dict[str, TesseractRecogniser] = {}
         self.fixed: TesseractLanguage | None = None
-        self.routes: dict[str, TesseractLanguage] = {}
+        self.routes: dict[str, tuple[TesseractLanguage, ...]] = {}
         if settings.lang in TESSERACT_LANGUAGES:
             self.fixed = require_language(settings.lang)
             self._recogniser(self.fixed)  # loaded now: a broken model fails before decoding starts
         else:
             self.routes = routable_scripts()
-        self._vietnamese = TESSERACT_LANGUAGES["vi"] if "vie" in installed_models() else None
+        self._installed = installed_models()
+        self._vietnamese = TESSERACT_LANGUAGES["vi"] if "vie" in self._installed else None
         self._recent: list[str] = []  # scripts in the order they were last read in this video
         self.routed_lines = 0
         self._detector = RapidTextDetector.for_engine(self.rapid, settings.det_side, settings.threads)
@@ -140,7 +142,13 @@ class RoutedEngine:
             return False
         if script_of(text) is None:
             return any(c.isdigit() for c in text)
-        return script == "Latin" or _longest_word(text, script) >= MIN_WORD.get(script, MIN_LETTERS)
+        if script == "Latin":
+            return True
+        # A line of another script read by this model comes out as a few of its letters among
+        # digits and other scripts' letters.
+        signs = sum(c.isalpha() or c.isdigit() for c in text)
+        return _longest_word(text, script) >= MIN_WORD.get(script, MIN_LETTERS) \
+            and _letters_in(text, script) >= MIN_SCRIPT_SHARE * signs
 
     # --lang all -------------------------------------------------------------------------------
 
@@ -192,9 +200,8 @@ class RoutedEngine:
     def _route(self, grey: np.ndarray, rapid_line: TextLine) -> TextLine | None:
         """The line read by the installed script model that reads it best, or None."""
         order = [s for s in self._recent if s in self.routes] + [s for s in self.routes if s not in self._recent]
-        best: tuple[TextLine, str] | None = None
-        for script in order:
-            language = self.routes[script]
+        best: tuple[TextLine, str, float] | None = None
+        for script, language in ((script, language) for script in order for language in self.routes[script]):
             line = _fixed_text(self._recogniser(language).read_line(grey, rapid_line.box), "")
             letters = sum(c.isalpha() for c in line.text)
             in_script = _letters_in(line.text, script)

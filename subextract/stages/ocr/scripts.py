@@ -65,12 +65,13 @@ TESSERACT_LANGUAGES: dict[str, TesseractLanguage] = {
     "vi": TesseractLanguage("vie", "Latin"),
 }
 
-# Under --lang all a line of a script goes to the first installed of these models. A script
-# model reads every language of its script (Russian and Ukrainian letters alike; the language is
-# told from the text afterwards); for the others the language model read better here (the
-# Hangul, Thai and Arabic script models split words into letters or drop marks).
+# Under --lang all a line of a script is read by the installed ones of these models in turn,
+# until one reads it confidently: language models first, which read better here than the script
+# models (the Cyrillic one mixes in letters of other Cyrillic alphabets, the Hangul, Thai and
+# Arabic ones split words into letters or drop marks), except for Greek. Russian's model reads
+# Ukrainian's і as 1 or !, so Ukrainian's model comes next.
 ROUTE_MODELS: dict[str, tuple[str, ...]] = {
-    "Cyrillic": ("Cyrillic", "rus", "ukr", "bul", "srp"),
+    "Cyrillic": ("rus", "ukr", "bul", "srp", "Cyrillic"),
     "Greek": ("Greek", "ell"),
     "Arabic": ("ara", "fas", "Arabic"),
     "Hebrew": ("heb", "Hebrew"),
@@ -82,6 +83,9 @@ ROUTE_MODELS: dict[str, tuple[str, ...]] = {
     "Armenian": ("hye", "Armenian"),
     "Tamil": ("tam", "Tamil"),
 }
+
+# Models tried per script under --lang all, at most (each costs 10-40 ms a line).
+MODELS_PER_SCRIPT = 2
 
 # Where Debian (and other distributions) put the models; $TESSDATA_PREFIX comes first.
 _TESSDATA_DIRS = ("/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-ocr/4.00/tessdata",
@@ -117,14 +121,15 @@ def require_language(lang: str) -> TesseractLanguage:
     return language
 
 
-def routable_scripts() -> dict[str, TesseractLanguage]:
-    """Script -> the installed model that reads it under --lang all (see ROUTE_MODELS)."""
+def routable_scripts() -> dict[str, tuple[TesseractLanguage, ...]]:
+    """Script -> the installed models that read it under --lang all, in order (ROUTE_MODELS)."""
     installed = installed_models()
-    chosen: dict[str, TesseractLanguage] = {}
+    chosen: dict[str, tuple[TesseractLanguage, ...]] = {}
     for script, models in ROUTE_MODELS.items():
-        model = next((m for m in models if m in installed), None)
-        if model is not None:
-            chosen[script] = TesseractLanguage(model, script, right_to_left=script in ("Arabic", "Hebrew"))
+        found = [TesseractLanguage(m, script, right_to_left=script in ("Arabic", "Hebrew"))
+                 for m in models if m in installed][:MODELS_PER_SCRIPT]
+        if found:
+            chosen[script] = tuple(found)
     return chosen
 
 
