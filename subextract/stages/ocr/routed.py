@@ -38,9 +38,11 @@ log = logging.getLogger(__name__)
 # word confidence; Greek lines read right score from 0.48, background read as Greek 0.40-0.43)
 # and in the language's script.
 MIN_CONFIDENCE = 0.45
-# ... and under --lang all, where every script model is tried on a line PP-OCRv6 could not
-# read, only with this much (background read as some script scores lower) and ...
-ROUTED_CONFIDENCE = 0.75
+# ... and under --lang all, where the script models are tried on a line PP-OCRv6 could not
+# read, with this much times the share of the line's letters and digits in the model's script
+# (a repeat of an Arabic line read right scored 0.52; texture read as some script gives a
+# lower share or no real word) and ...
+ROUTED_CONFIDENCE = 0.5
 # ... at least this many letters of that script: one or two are what a model reads off texture.
 MIN_LETTERS = 3
 # Trying stops at the first model that reads the line this well.
@@ -208,7 +210,9 @@ class RoutedEngine:
             # A model reading another script's line (or background) gives letters of other scripts,
             # digits or too few letters, often at a fair confidence: the share in its script counts.
             score = line.confidence * in_script / max(1, letters + sum(c.isdigit() for c in line.text))
-            if score < ROUTED_CONFIDENCE or not self._is_text(line.text, script):
+            # Once the video has shown a script, its lines are taken as with --lang CODE.
+            floor = MIN_CONFIDENCE if script in self._recent else ROUTED_CONFIDENCE
+            if score < floor or not self._is_text(line.text, script):
                 continue
             if best is None or score > best[2]:
                 best = (line, script, score)
@@ -274,8 +278,9 @@ def _monotonic(word: str) -> str:
 # Arabic short vowels and shadda, Hebrew points: the models guess them (niqqud on unpointed
 # Hebrew); subtitles, like most print in these languages, leave them out.
 _OPTIONAL_MARKS = re.compile("[\u064B-\u065F\u0670\u0591-\u05BD\u05BF-\u05C7]")
-# A lone Latin letter or bar at either end of a line in another script is the edge of the crop.
-_STRAY_END = re.compile(r"^[A-Za-z|]\s+|\s+[A-Za-z|]$")
+# A lone Latin letter, bar or digit at either end of a line in another script is the edge of
+# the crop read as a character.
+_STRAY_END = re.compile(r"^[A-Za-z|\d]\s+|\s+[A-Za-z|\d]$")
 # Neutral characters at the visual left end of a right-to-left line (the end of its sentence)
 # that Tesseract gives first: they belong at the end in reading order.
 _RTL_LEADING_PUNCTUATION = re.compile(r"^([.,:;!?\u060C\u061B\u061F]+)\s*(.+)$")
