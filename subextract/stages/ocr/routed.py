@@ -73,8 +73,9 @@ def _longest_word(text: str, script: str) -> int:
 
 
 # A line read off background by a model is short words ("ν ορ"); a subtitle line has a word of
-# at least three letters (Hangul: two syllables).
-MIN_WORD = {"Hangul": 2}
+# at least three letters (Hangul: two syllables; the abugidas: two consonants, their vowel
+# signs are marks, not letters: हटा, जाता).
+MIN_WORD = {"Hangul": 2, "Devanagari": 2, "Bengali": 2, "Tamil": 2}
 MIN_SCRIPT_SHARE = 0.8
 
 
