@@ -198,32 +198,32 @@ STYLES = [style_video(rendering, lang) for rendering in RENDERINGS for lang in (
 # one video per language, real sentences, Noto fonts, outlined and plain, bottom and top.
 # ---------------------------------------------------------------------------------------------
 
-# Language -> (ASS family of its Noto font, rendering, position)
-SCRIPT_VIDEOS = {
-    "ru": ("Noto Sans", "outline", "bottom"),
-    "uk": ("Noto Sans", "plain", "top"),
-    "ko": ("Noto Sans CJK KR", "outline", "bottom"),
-    "ar": ("Noto Sans Arabic", "plain", "bottom"),
-    "he": ("Noto Sans Hebrew", "outline", "top"),
-    "th": ("Noto Sans Thai", "outline", "bottom"),
-    "hi": ("Noto Sans Devanagari", "plain", "bottom"),
-    "el": ("Noto Sans", "outline", "top"),
-    "vi": ("Noto Sans", "plain", "bottom"),
-}
+# (language, ASS family of its Noto font, rendering, position)
+SCRIPT_VIDEOS = [
+    ("ru", "Noto Sans", "outline", "bottom"),
+    ("uk", "Noto Sans", "plain", "top"),
+    ("ko", "Noto Sans CJK KR", "outline", "bottom"),
+    ("ar", "Noto Sans Arabic", "plain", "bottom"),
+    ("ar", "Noto Sans Arabic", "outline", "top"),
+    ("he", "Noto Sans Hebrew", "outline", "top"),
+    ("th", "Noto Sans Thai", "outline", "bottom"),
+    ("hi", "Noto Sans Devanagari", "plain", "bottom"),
+    ("el", "Noto Sans", "outline", "top"),
+    ("vi", "Noto Sans", "plain", "bottom"),
+]
 # Noto Sans Arabic draws its letters small for their nominal size.
 SCRIPT_SCALES = {"ar": 0.072}
 SCRIPT_FOOTAGE = dict(clips=("bigbuckbunny", "bikes", "carphone"), mode="cuts")
 
 
-def script_video(lang: str) -> dict:
-    font, rendering, position = SCRIPT_VIDEOS[lang]
+def script_video(lang: str, font: str, rendering: str, position: str) -> dict:
     return dict(name=f"script_{lang}_{rendering}_{position}", size=(1280, 720), seconds=45,
                 footage=SCRIPT_FOOTAGE,
                 zones=[dict(lang=lang, two_line=0.25, position=position,
                             style=dict(RENDERINGS[rendering], font=font, scale=SCRIPT_SCALES.get(lang, 0.058)))])
 
 
-SCRIPTS = [script_video(lang) for lang in SCRIPT_VIDEOS]
+SCRIPTS = [script_video(*video) for video in SCRIPT_VIDEOS]
 # The small committed sample (sample_videos/scripts/): Arabic at the bottom, Russian at the top.
 SCRIPTS_SAMPLE = [
     dict(name="ar_ru_two_zones", size=(960, 540), seconds=20,

@@ -168,7 +168,8 @@ def test_texture_reads_as_nothing(lang):
 
 
 @pytest.mark.parametrize(("text", "script"), [("ν ορ, .", "Greek"), ("-... ν ορ, .", "Greek"), (",", "Cyrillic"),
-                                              ("00521 8 0161961 80 ,2 نت كا لاتق", "Arabic"), ("а б", "Cyrillic")])
+                                              ("00521 8 0161961 80 ,2 نت كا لاتق", "Arabic"), ("а б", "Cyrillic"),
+                                              ("กฮกไอนอ์ออเธ6อพบท๓6ท6ุ", "Thai")])
 def test_engine_junk_is_no_text(text, script):
     """What a model reads off background or off another script: no word of three letters, or
     mostly digits and other scripts."""

@@ -52,6 +52,7 @@ _COVERED = 0.7
 # A line box holds at least this many characters per box height of width (a Latin letter is
 # about half a text height wide, a Han character one; the segmenter's boxes are padded).
 _MIN_FILL = 0.35
+_RAPID_SCRIPTS = (None, "Han", "Latin")
 # A line PP-OCRv6 read (not junk) is replaced only by a reading this much more confident.
 _REPLACE_MARGIN = 0.1
 
@@ -77,6 +78,8 @@ def _longest_word(text: str, script: str) -> int:
 # signs are marks, not letters: हटा, जाता).
 MIN_WORD = {"Hangul": 2, "Devanagari": 2, "Bengali": 2, "Tamil": 2}
 MIN_SCRIPT_SHARE = 0.8
+_SURE, _MIN_MEAN_WORD = 0.7, 3.0
+MAX_MIXED_WORDS = 0.25
 
 
 class RoutedEngine:
@@ -125,7 +128,7 @@ class RoutedEngine:
         lines = []
         for box in rows:
             line = _fixed_text(recogniser.read_line(grey, box), self.settings.lang)
-            if line.confidence >= MIN_CONFIDENCE and self._is_text(line.text, self.fixed.script):
+            if line.confidence >= MIN_CONFIDENCE and self._plausible(line, self.fixed.script):
                 lines.append(TextLine(line.text, line.confidence, line.box, language=self.settings.lang))
         return Reading(lines=tuple(lines))
 
@@ -139,6 +142,17 @@ class RoutedEngine:
         return _padded_rows(rows, bgr.shape)
 
     @staticmethod
+    def _plausible(line: TextLine, script: str) -> bool:
+        """Text, and if not read confidently, words of a real length: background read by a
+        model at 0.45-0.6 comes out as two-letter words ("الوا وذ ]د الى خم اى")."""
+        if not RoutedEngine._is_text(line.text, script):
+            return False
+        if line.confidence >= _SURE or script in MIN_WORD or script == "Latin":
+            return True
+        words = [w for w in line.text.split() if _letters_in(w, script)]
+        return sum(_letters_in(w, script) for w in words) >= _MIN_MEAN_WORD * len(words)
+
+    @staticmethod
     def _is_text(text: str, script: str) -> bool:
         """Not junk, and in the model's script (a Latin-script model: any letters)."""
         if is_junk(text):
@@ -150,8 +164,11 @@ class RoutedEngine:
         # A line of another script read by this model comes out as a few of its letters among
         # digits and other scripts' letters.
         signs = sum(c.isalpha() or c.isdigit() for c in text)
+        words = text.split()
+        # ... and with digits inside its words (a Greek line read by the Thai model: "ท๓6ท6ุ").
+        mixed = sum(any(c.isdigit() for c in w) and any(c.isalpha() for c in w) for w in words)
         return _longest_word(text, script) >= MIN_WORD.get(script, MIN_LETTERS) \
-            and _letters_in(text, script) >= MIN_SCRIPT_SHARE * signs
+            and _letters_in(text, script) >= MIN_SCRIPT_SHARE * signs and mixed < MAX_MIXED_WORDS * len(words)
 
     # --lang all -------------------------------------------------------------------------------
 
@@ -197,8 +214,11 @@ class RoutedEngine:
 
     @staticmethod
     def _filled(line: TextLine) -> bool:
+        """As many characters as the box holds, in a script PP-OCRv6 reads well (its few Greek
+        letters come out for Greek lines, wrongly, at 0.8-0.9)."""
         x0, y0, x1, y1 = line.box
-        return len(line.text.replace(" ", "")) >= _MIN_FILL * (x1 - x0) / max(1, y1 - y0)
+        return len(line.text.replace(" ", "")) >= _MIN_FILL * (x1 - x0) / max(1, y1 - y0) \
+            and script_of(line.text) in _RAPID_SCRIPTS
 
     def _route(self, grey: np.ndarray, rapid_line: TextLine) -> TextLine | None:
         """The line read by the installed script model that reads it best, or None."""
@@ -213,12 +233,12 @@ class RoutedEngine:
             score = line.confidence * in_script / max(1, letters + sum(c.isdigit() for c in line.text))
             # Once the video has shown a script, its lines are taken as with --lang CODE.
             floor = MIN_CONFIDENCE if script in self._recent else ROUTED_CONFIDENCE
-            if score < floor or not self._is_text(line.text, script):
+            if score < floor or not self._plausible(line, script):
                 continue
             if best is None or score > best[2]:
                 best = (line, script, score)
-            if score >= GOOD_ENOUGH:
-                break
+            if score >= GOOD_ENOUGH or self._recent[:1] == [script]:
+                break  # confident, or the script this video is in: no other model needed
         if best is None or rapid_line.confidence and best[2] <= rapid_line.confidence + _REPLACE_MARGIN:
             return None
         line, script, _ = best

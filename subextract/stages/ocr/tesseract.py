@@ -24,8 +24,12 @@ from subextract.stages.ocr.scripts import TesseractLanguage, tessdata_dir
 
 log = logging.getLogger(__name__)
 
-# Tesseract reads best with lines some 40-60 px tall; the (padded) line crop is scaled to this.
-_TARGET_LINE_HEIGHT = 80
+# The (padded) line crop is scaled to these heights in turn: Tesseract's reading of a line
+# changes with its size in ways no one size fixes (an Arabic line read right at 56 px was
+# garbage at 80 px and the other way round), so a line read without confidence at the first
+# is read at the second, and the more confident reading is kept.
+_LINE_HEIGHTS = (80, 56)
+_CONFIDENT = 0.85
 # The stroke lift is measured against the line's surroundings within this share of its height
 # (wider than a stroke, narrower than a glyph's counter plus outline).
 _TOPHAT_SHARE = 0.45
@@ -42,7 +46,7 @@ _EDGE_ROWS = 0.25  # the top and bottom share of a line crop where pieces of the
 _BORDER = 12  # white margin around the line: Tesseract clips glyphs touching the picture's edge
 
 
-def binarised_line(grey: np.ndarray, box: Box) -> np.ndarray:
+def binarised_line(grey: np.ndarray, box: Box, height: int = _LINE_HEIGHTS[0]) -> np.ndarray:
     """The line at ``box`` of a grey band picture as dark strokes on white, scaled to a height
     Tesseract reads well. Subtitle strokes are bright (the segmenter's stroke mask is a white
     top-hat too) and stand above their surroundings: a pixel is ink as far as it is both nearly
@@ -52,10 +56,11 @@ def binarised_line(grey: np.ndarray, box: Box) -> np.ndarray:
     x0, y0, x1, y1 = box
     crop = grey[y0:y1, x0:x1]
     if crop.size == 0:
-        return np.full((_TARGET_LINE_HEIGHT, _TARGET_LINE_HEIGHT), 255, np.uint8)
-    scale = max(1.0, _TARGET_LINE_HEIGHT / crop.shape[0])
-    if scale > 1.0:
-        crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+        return np.full((height, height), 255, np.uint8)
+    scale = height / crop.shape[0]
+    if abs(scale - 1.0) > 0.05:
+        crop = cv2.resize(crop, None, fx=scale, fy=scale,
+                          interpolation=cv2.INTER_CUBIC if scale > 1 else cv2.INTER_AREA)
     size = max(3, int(_TOPHAT_SHARE * crop.shape[0]) | 1)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
     lift = cv2.morphologyEx(crop, cv2.MORPH_TOPHAT, kernel).astype(np.float32)
@@ -116,7 +121,16 @@ class TesseractRecogniser:
         self._single_line, self._raw_line = PSM.SINGLE_LINE, PSM.RAW_LINE
 
     def read_line(self, grey: np.ndarray, box: Box) -> TextLine:
-        picture = binarised_line(grey, box)
+        best = None
+        for height in _LINE_HEIGHTS:
+            line = self._read_picture(binarised_line(grey, box, height), box)
+            if best is None or line.confidence > best.confidence:
+                best = line
+            if best.confidence >= _CONFIDENT:
+                break
+        return best
+
+    def _read_picture(self, picture: np.ndarray, box: Box) -> TextLine:
         with self._lock:
             self._api.SetImage(Image.fromarray(picture))
             text = self._api.GetUTF8Text()
