@@ -4,6 +4,7 @@ the committed Arabic + Russian sample, per script against its ground truth, with
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -15,8 +16,9 @@ import pytest
 
 from subextract.scoring import TimedText, load_cues, score
 from subextract.stages.language import script_of
-from subextract.stages.ocr import TextLine
-from subextract.stages.ocr.routed import RoutedEngine, _fixed_text
+from subextract.config import load_settings
+from subextract.stages.ocr import TextLine, create_engine
+from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine, _fixed_text
 from subextract.stages.ocr.scripts import TESSERACT_LANGUAGES, installed_models, tessdata_dir
 from subextract.stages.ocr.tesseract import TesseractEngine, binarised_line
 
@@ -158,13 +160,25 @@ def _texture(seed: int) -> np.ndarray:
     return np.clip(noise.astype(int) // 3 + 60, 0, 255).astype(np.uint8)
 
 
-@pytest.mark.parametrize("lang", ["ru", "ar"])
+@pytest.mark.parametrize("lang", ["ru", "ar", "all"])
 def test_texture_reads_as_nothing(lang):
-    """Background texture through a model (as a segment of passing background would be)."""
-    engine = TesseractEngine(TESSERACT_LANGUAGES[lang], min_confidence=0.0)
-    readings = engine.read_batch([_texture(1), _texture(2)], [((50, 20, 850, 100),), ()])
-    texts = [line.text for reading in readings for line in reading.lines]
-    assert all(not RoutedEngine._is_text(text, TESSERACT_LANGUAGES[lang].script) for text in texts), texts
+    """Background texture with stroke-like "lines" the segmenter boxed (as a segment of passing
+    background would be), through the engine as the pipeline creates it."""
+    engine = create_engine(dataclasses.replace(load_settings().ocr, lang=lang))
+    assert isinstance(engine, RoutedEngine)
+    readings = engine.read_batch([_texture(seed) for seed in range(4)],
+                                 [((50, 20, 850, 100),), (), ((100, 10, 500, 60), (100, 60, 500, 110)), ()])
+    assert all(not reading.lines for reading in readings), readings
+
+
+def test_what_a_model_reads_off_texture_is_no_line():
+    """The same texture straight through Tesseract gives letters ("ااا", "و ا"); the engine's
+    acceptance rules (confidence, real words, script share) turn them all down."""
+    engine = TesseractEngine(TESSERACT_LANGUAGES["ar"], min_confidence=0.0)
+    lines = [line for reading in engine.read_batch([_texture(1), _texture(2)], [((50, 20, 850, 100),), ()])
+             for line in reading.lines]
+    assert lines, "the raw model reads something off texture"
+    assert not any(line.confidence >= MIN_CONFIDENCE and RoutedEngine._plausible(line, "Arabic") for line in lines)
 
 
 @pytest.mark.parametrize(("text", "script"), [("ν ορ, .", "Greek"), ("-... ν ορ, .", "Greek"), (",", "Cyrillic"),

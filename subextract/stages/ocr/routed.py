@@ -53,6 +53,7 @@ _COVERED = 0.7
 # about half a text height wide, a Han character one; the segmenter's boxes are padded).
 _MIN_FILL = 0.35
 _RAPID_SCRIPTS = (None, "Han", "Latin")
+_RECHECK_SLACK = 0.05
 # A line PP-OCRv6 read (not junk) is replaced only by a reading this much more confident.
 _REPLACE_MARGIN = 0.1
 
@@ -101,6 +102,7 @@ class RoutedEngine:
         self._installed = installed_models()
         self._vietnamese = TESSERACT_LANGUAGES["vi"] if "vie" in self._installed else None
         self._recent: list[str] = []  # scripts in the order they were last read in this video
+        self._won: dict[str, str] = {}  # script -> the model that last read a line of it
         self.routed_lines = 0
         self._detector = RapidTextDetector.for_engine(self.rapid, settings.det_side, settings.threads)
 
@@ -147,8 +149,10 @@ class RoutedEngine:
         model at 0.45-0.6 comes out as two-letter words ("الوا وذ ]د الى خم اى")."""
         if not RoutedEngine._is_text(line.text, script):
             return False
-        if line.confidence >= _SURE or script in MIN_WORD or script == "Latin":
+        if line.confidence >= _SURE or script in MIN_WORD:
             return True
+        if script == "Latin":  # Vietnamese read off background: "r rẻ"
+            return _longest_word(line.text, script) >= MIN_LETTERS
         words = [w for w in line.text.split() if _letters_in(w, script)]
         return sum(_letters_in(w, script) for w in words) >= _MIN_MEAN_WORD * len(words)
 
@@ -215,16 +219,19 @@ class RoutedEngine:
     @staticmethod
     def _filled(line: TextLine) -> bool:
         """As many characters as the box holds, in a script PP-OCRv6 reads well (its few Greek
-        letters come out for Greek lines, wrongly, at 0.8-0.9)."""
+        letters come out for Greek lines, wrongly, at 0.8-0.9), and words without digits inside
+        (Hebrew read as "n77aav anrl")."""
         x0, y0, x1, y1 = line.box
+        words = line.text.split()
+        mixed = sum(any(c.isdigit() for c in w) and any(c.isalpha() for c in w) for w in words)
         return len(line.text.replace(" ", "")) >= _MIN_FILL * (x1 - x0) / max(1, y1 - y0) \
-            and script_of(line.text) in _RAPID_SCRIPTS
+            and script_of(line.text) in _RAPID_SCRIPTS and mixed < MAX_MIXED_WORDS * max(1, len(words))
 
     def _route(self, grey: np.ndarray, rapid_line: TextLine) -> TextLine | None:
         """The line read by the installed script model that reads it best, or None."""
         order = [s for s in self._recent if s in self.routes] + [s for s in self.routes if s not in self._recent]
-        best: tuple[TextLine, str, float] | None = None
-        for script, language in ((script, language) for script in order for language in self.routes[script]):
+        best: tuple[TextLine, str, float, str] | None = None
+        for script, language in ((script, language) for script in order for language in self._models(script)):
             line = _fixed_text(self._recogniser(language).read_line(grey, rapid_line.box), "")
             letters = sum(c.isalpha() for c in line.text)
             in_script = _letters_in(line.text, script)
@@ -236,15 +243,28 @@ class RoutedEngine:
             if score < floor or not self._plausible(line, script):
                 continue
             if best is None or score > best[2]:
-                best = (line, script, score)
-            if score >= GOOD_ENOUGH or self._recent[:1] == [script]:
-                break  # confident, or the script this video is in: no other model needed
+                best = (line, script, score, language.model)
+            if score >= GOOD_ENOUGH or self._won.get(script) == language.model:
+                break  # confident, or the model that read this video's lines of the script
         if best is None or rapid_line.confidence and best[2] <= rapid_line.confidence + _REPLACE_MARGIN:
             return None
-        line, script, _ = best
+        line, script, _, model = best
+        # Russian's model reads a Ukrainian line confidently, dropping its і: a line whose text
+        # is in another language of the script is read again by that language's model.
+        own = TESSERACT_LANGUAGES.get(detect_language(line.text))
+        if own is not None and own.model != model and any(m.model == own.model for m in self.routes[script]):
+            again = _fixed_text(self._recogniser(own).read_line(grey, rapid_line.box), "")
+            if again.confidence >= line.confidence - _RECHECK_SLACK and self._plausible(again, script):
+                line, model = again, own.model
+        self._won[script] = model
         self.routed_lines += 1
         self._recent = [script] + [s for s in self._recent if s != script]
         return TextLine(line.text, line.confidence, line.box, language=detect_language(line.text))
+
+    def _models(self, script: str) -> list[TesseractLanguage]:
+        """The script's models, the one that last read a line of it first."""
+        won = self._won.get(script)
+        return sorted(self.routes[script], key=lambda language: language.model != won)
 
     def _vietnamese_again(self, image: np.ndarray, reading: Reading) -> Reading:
         """Latin lines in Vietnamese read again by Tesseract's Vietnamese model."""
