@@ -20,7 +20,7 @@ from subextract.config import load_settings
 from subextract.stages.ocr import TextLine, create_engine
 from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine, _fixed_text
 from subextract.stages.ocr.scripts import TESSERACT_LANGUAGES, installed_models, tessdata_dir
-from subextract.stages.ocr.tesseract import TesseractEngine, binarised_line
+from subextract.stages.ocr.tesseract import TesseractRecogniser, binarised_line
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_videos" / "scripts" / "ar_ru_two_zones.mp4"
 REFERENCE = load_cues(SAMPLE.with_suffix(".srt"))
@@ -174,9 +174,10 @@ def test_texture_reads_as_nothing(lang):
 def test_what_a_model_reads_off_texture_is_no_line():
     """The same texture straight through Tesseract gives letters ("ااا", "و ا"); the engine's
     acceptance rules (confidence, real words, script share) turn them all down."""
-    engine = TesseractEngine(TESSERACT_LANGUAGES["ar"], min_confidence=0.0)
-    lines = [line for reading in engine.read_batch([_texture(1), _texture(2)], [((50, 20, 850, 100),), ()])
-             for line in reading.lines]
+    recogniser = TesseractRecogniser(TESSERACT_LANGUAGES["ar"])
+    lines = [recogniser.read_line(_texture(seed), box) for seed in (1, 2)
+             for box in ((50, 20, 850, 100), (0, 0, 900, 120))]
+    lines = [line for line in lines if line.text]
     assert lines, "the raw model reads something off texture"
     assert not any(line.confidence >= MIN_CONFIDENCE and RoutedEngine._plausible(line, "Arabic") for line in lines)
 

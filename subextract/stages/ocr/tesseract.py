@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
 
 import cv2
 import numpy as np
@@ -19,7 +18,7 @@ from PIL import Image
 
 from subextract.errors import SubextractError
 from subextract.stages.lines import Box
-from subextract.stages.ocr import Reading, TextLine
+from subextract.stages.ocr import TextLine
 from subextract.stages.ocr.scripts import TesseractLanguage, tessdata_dir
 
 log = logging.getLogger(__name__)
@@ -119,6 +118,7 @@ class TesseractRecogniser:
         self._api.SetVariable("load_freq_dawg", "0")
         self._lock = threading.Lock()
         self._single_line, self._raw_line = PSM.SINGLE_LINE, PSM.RAW_LINE
+        log.debug("Tesseract %s: model %s from %s", self._api.Version(), language.model, folder)
 
     def read_line(self, grey: np.ndarray, box: Box) -> TextLine:
         best = None
@@ -146,28 +146,3 @@ class TesseractRecogniser:
         # Tesseract gives RTL lines in logical order already (its output is the reading order).
         text = " ".join(text.split())
         return TextLine(text=text, confidence=max(0.0, confidence) / 100.0, box=box)
-
-    def close(self) -> None:
-        self._api.End()
-
-
-class TesseractEngine:
-    """An OCR engine of its own (``read_batch``) reading every line box with one model."""
-
-    name = "tesseract"
-
-    def __init__(self, language: TesseractLanguage, min_confidence: float) -> None:
-        self.recogniser = TesseractRecogniser(language)
-        self.min_confidence = min_confidence
-
-    def read_batch(self, images: Sequence[np.ndarray],
-                   line_boxes: Sequence[Sequence[Box]] | None = None) -> list[Reading]:
-        boxes = line_boxes or [()] * len(images)
-        readings = []
-        for image, lines in zip(images, boxes):
-            grey = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
-            lines = lines or ((0, 0, grey.shape[1], grey.shape[0]),)
-            read = [self.recogniser.read_line(grey, box) for box in lines]
-            readings.append(Reading(lines=tuple(line for line in read if line.text
-                                                and line.confidence >= self.min_confidence)))
-        return readings
