@@ -18,7 +18,8 @@ from subextract.scoring import TimedText, load_cues, score
 from subextract.stages.language import script_of
 from subextract.config import load_settings
 from subextract.stages.ocr import TextLine, create_engine
-from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine, _fixed_text
+from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine
+from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr.scripts import TESSERACT_LANGUAGES, installed_models, tessdata_dir
 from subextract.stages.ocr.tesseract import TesseractRecogniser, binarised_line
 
@@ -117,7 +118,7 @@ def test_right_to_left_lines_come_out_in_logical_order(extracted):
 def test_rtl_sentence_punctuation_moves_to_the_end():
     """Tesseract gives a full stop or comma at the visual left end of a Hebrew or Arabic line
     first; in reading order it ends the sentence."""
-    fixed = _fixed_text(TextLine(",הפריט שברחת אינו תיקייה", 0.9, (0, 0, 10, 10)), "he")
+    fixed = cleaned(TextLine(",הפריט שברחת אינו תיקייה", 0.9, (0, 0, 10, 10)), "he")
     assert fixed.text == "הפריט שברחת אינו תיקייה,"
 
 
@@ -208,3 +209,13 @@ def test_binarised_line_is_dark_strokes_on_white():
     ink = picture < 128
     assert ink.any() and ink.mean() < 0.4
     assert picture[0, 0] == 255 and picture[-1, -1] == 255
+
+
+@pytest.mark.parametrize(("read", "written"), [("Δεν εἶναι δυνατή", "Δεν είναι δυνατή"),  # breathing + circumflex
+                                               ("Το πρὀτυπο σύστηµα", "Το πρότυπο σύστημα"),  # breathing as tonos, µ
+                                               ("Ідентифікатори | сервера", "Ідентифікатори і сервера"),
+                                               ("\u200e١\u200f تعذّر إيجاد", "تعذر إيجاد")])
+def test_tesseract_text_as_subtitles_write_it(read, written):
+    """Greek monotonic, Ukrainian's lone і, no guessed Arabic shadda, direction marks or stray
+    edge digit."""
+    assert cleaned(TextLine(read, 0.9, (0, 0, 10, 10)), "").text == written

@@ -1,13 +1,14 @@
 """The embedded engine for every script: RapidOCR (PP-OCRv6) where it reads the line, Tesseract
 where the line is in a script PP-OCRv6 lacks.
 
-- ``--lang CODE`` of a Tesseract language (ru, ko, ar …): every line box is read by that
-  language's model; RapidOCR's detector supplies boxes only where the segmenter found none.
+- ``--lang CODE`` of a Tesseract language (ru, ko, ar …): every row RapidOCR's detector finds
+  over the segmenter's strokes is read by that language's model.
 - ``--lang all``: each line is first read by PP-OCRv6, as before. A line it reads without
-  confidence, or as junk, goes to script detection: the installed script models are tried
-  (the scripts already seen in this video first) and the line takes a reading whose text is in
-  the model's script, confidently read. Tesseract's OSD was measured here first: it needs a
-  page of text and returns nothing for 8 of 9 single subtitle lines. A Latin line that
+  confidence, as junk or as too few characters goes to script detection by trial: the installed
+  models of each script are tried (the scripts and models this video has shown first) and the
+  line takes the most confident reading whose text is in the model's script. Tesseract's OSD was
+  measured here first: it needs a page of text and returned nothing for 8 of 9 single subtitle
+  lines. A Latin line that
   PP-OCRv6 tags as Vietnamese is read again with Tesseract's Vietnamese model, since PP-OCRv6's
   dictionary lacks most of its tone-marked letters (it drops them at high confidence).
 """
@@ -15,7 +16,6 @@ where the line is in a script PP-OCRv6 lacks.
 from __future__ import annotations
 
 import logging
-import re
 import unicodedata
 from collections.abc import Sequence
 
@@ -30,6 +30,7 @@ from subextract.stages.ocr.rapid import RapidOcrEngine, RapidTextDetector, join_
 from subextract.stages.ocr.scripts import (TESSERACT_LANGUAGES, TesseractLanguage, installed_models,
                                            require_language, routable_scripts)
 from subextract.stages.ocr.tesseract import TesseractRecogniser
+from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr_fixes import is_junk
 
 log = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ class RoutedEngine:
         recogniser = self._recogniser(self.fixed)
         lines = []
         for box in rows:
-            line = _fixed_text(recogniser.read_line(grey, box), self.settings.lang)
+            line = cleaned(recogniser.read_line(grey, box), self.settings.lang)
             if line.confidence >= MIN_CONFIDENCE and self._plausible(line, self.fixed.script):
                 lines.append(TextLine(line.text, line.confidence, line.box, language=self.settings.lang))
         return Reading(lines=tuple(lines))
@@ -232,7 +233,7 @@ class RoutedEngine:
         order = [s for s in self._recent if s in self.routes] + [s for s in self.routes if s not in self._recent]
         best: tuple[TextLine, str, float, str] | None = None
         for script, language in ((script, language) for script in order for language in self._models(script)):
-            line = _fixed_text(self._recogniser(language).read_line(grey, rapid_line.box), "")
+            line = cleaned(self._recogniser(language).read_line(grey, rapid_line.box), "")
             letters = sum(c.isalpha() for c in line.text)
             in_script = _letters_in(line.text, script)
             # A model reading another script's line (or background) gives letters of other scripts,
@@ -253,7 +254,7 @@ class RoutedEngine:
         # is in another language of the script is read again by that language's model.
         own = TESSERACT_LANGUAGES.get(detect_language(line.text))
         if own is not None and own.model != model and any(m.model == own.model for m in self.routes[script]):
-            again = _fixed_text(self._recogniser(own).read_line(grey, rapid_line.box), "")
+            again = cleaned(self._recogniser(own).read_line(grey, rapid_line.box), "")
             if again.confidence >= line.confidence - _RECHECK_SLACK and self._plausible(again, script):
                 line, model = again, own.model
         self._won[script] = model
@@ -297,50 +298,6 @@ def _padded_rows(boxes: Sequence[Box], shape: tuple[int, ...]) -> list[Box]:
 def _same_row(a: Box, b: Box) -> bool:
     centre = (a[1] + a[3]) / 2
     return b[1] <= centre <= b[3]
-
-
-# Confusions of Tesseract's models that the language settles: in Ukrainian a lone bar is the
-# word "і" (and), which the model takes for a vertical line.
-_LONE_BAR = re.compile(r"(?<!\S)\|(?= \w)")
-
-
-# Tesseract's Greek model knows polytonic Greek and gives its breathings on monotonic text
-# (εἶναι for είναι); modern subtitles are monotonic: breathings go, any accent is the tonos.
-_POLYTONIC_DROPPED = dict.fromkeys(map(ord, "\u0313\u0314\u0345"))
-_POLYTONIC_ACCENTS = {ord("\u0300"): "\u0301", ord("\u0342"): "\u0301"}
-def _monotonic(word: str) -> str:
-    """A Greek word as monotonic Greek: a breathing on a word with no accent was its tonos."""
-    decomposed = unicodedata.normalize("NFD", word).translate(_POLYTONIC_ACCENTS)
-    if "\u0301" not in decomposed:
-        decomposed = re.sub("[\u0313\u0314]", "\u0301", decomposed, count=1)
-    return unicodedata.normalize("NFC", decomposed.translate(_POLYTONIC_DROPPED))
-
-
-# Arabic short vowels and shadda, Hebrew points: the models guess them (niqqud on unpointed
-# Hebrew); subtitles, like most print in these languages, leave them out.
-_OPTIONAL_MARKS = re.compile("[\u064B-\u065F\u0670\u0591-\u05BD\u05BF-\u05C7]")
-# A lone Latin letter, bar or digit at either end of a line in another script is the edge of
-# the crop read as a character.
-_STRAY_END = re.compile(r"^[A-Za-z|\d]\s+|\s+[A-Za-z|\d]$")
-# Neutral characters at the visual left end of a right-to-left line (the end of its sentence)
-# that Tesseract gives first: they belong at the end in reading order.
-_RTL_LEADING_PUNCTUATION = re.compile(r"^([.,:;!?\u060C\u061B\u061F]+)\s*(.+)$")
-
-
-def _fixed_text(line: TextLine, lang: str) -> TextLine:
-    # Tesseract wraps digits in right-to-left lines in direction marks, which no subtitle has.
-    text = " ".join(line.text.replace("\u200e", "").replace("\u200f", "").split())
-    if "|" in text and (lang == "uk" or (not lang and "і" in text)):
-        text = _LONE_BAR.sub("і", text)
-    script = script_of(text)
-    if script == "Greek":
-        text = text.replace("\u00b5", "\u03bc")  # the micro sign is the letter mu
-        text = " ".join(_monotonic(word) for word in text.split(" "))
-    elif script in ("Arabic", "Hebrew"):
-        text = _RTL_LEADING_PUNCTUATION.sub(r"\2\1", _OPTIONAL_MARKS.sub("", text))
-    if script not in (None, "Latin"):
-        text = _STRAY_END.sub("", text)
-    return TextLine(text, line.confidence, line.box, language=line.language)
 
 
 def routes_lines(lang: str) -> bool:
