@@ -127,7 +127,7 @@ def test_missing_language_pack_names_the_package(tmp_path):
     before any decoding."""
     data = tmp_path / "tessdata"
     data.mkdir()
-    (data / "eng.traineddata").symlink_to(tessdata_dir() / "eng.traineddata")
+    (data / "ara.traineddata").symlink_to(tessdata_dir() / "ara.traineddata")
     result = run_cli(str(SAMPLE), "--lang", "ru", "-o", str(tmp_path / "out.srt"), env={"TESSDATA_PREFIX": str(data)})
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
@@ -150,7 +150,7 @@ def test_list_languages_shows_installed_and_missing(tmp_path):
 
 def test_the_tests_language_data_is_installed():
     """scripts/setup.sh installs these; without them the tests above could not run."""
-    assert {"rus", "ara", "eng"} <= installed_models()
+    assert {"rus", "ukr", "ara", "Greek"} <= installed_models()
 
 
 # --- junk never becomes a cue ---------------------------------------------------------------
