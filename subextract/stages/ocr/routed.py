@@ -150,8 +150,10 @@ class RoutedEngine:
         model at 0.45-0.6 comes out as two-letter words ("الوا وذ ]د الى خم اى")."""
         if not RoutedEngine._is_text(line.text, script):
             return False
-        if line.confidence >= _SURE or script in MIN_WORD:
+        if line.confidence >= _SURE:
             return True
+        if script in MIN_WORD:  # short words are real here, a short line read unsurely is not: "उद"
+            return _letters_in(line.text, script) >= MIN_LETTERS
         if script == "Latin":  # Vietnamese read off background: "r rẻ"
             return _longest_word(line.text, script) >= MIN_LETTERS
         words = [w for w in line.text.split() if _letters_in(w, script)]
