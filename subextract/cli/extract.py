@@ -32,14 +32,32 @@ sub-commands:
 """
 
 
+class _ListLanguages(argparse.Action):
+    """``subextract --list-languages``: prints the table and exits, as --version does."""
+
+    def __init__(self, option_strings, dest, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from subextract.stages.ocr.scripts import language_table, tessdata_dir
+
+        print(f"Tesseract language data: {tessdata_dir() or 'none installed'}")
+        for code, engine, model, installed in language_table():
+            print(f"{code:4} {engine:10} {model if installed else 'not installed: apt-get install ' + model}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="subextract", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
         description="Extract hardcoded (burned-in) subtitles from a video into SRT, WebVTT or JSON.")
     parser.add_argument("video", help="video file (anything FFmpeg reads), or an http(s)/rtmp(s) URL or HLS stream")
     parser.add_argument("--lang", default="all", metavar="CODE",
-                        help="language of the lines to keep and of the output name, e.g. zh, en; "
-                             "'all' keeps every line of bilingual subtitles (default: all)")
+                        help="language of the lines to keep and of the output name, e.g. zh, en, ru, ar; "
+                             "'all' keeps every line of bilingual subtitles (default: all); "
+                             "subextract --list-languages shows which are installed")
+    parser.add_argument("--list-languages", action=_ListLanguages,
+                        help="each --lang code, the recogniser that reads it and whether its model is installed")
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="output file, or - for stdout (default: VIDEO.LANG.FORMAT next to the video)")
     parser.add_argument("--format", choices=FORMATS, default="srt",

@@ -247,6 +247,7 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     began = time.perf_counter()
     settings = settings if isinstance(settings, Settings) else load_settings(settings)
     crops = CropSaver(save_crops) if save_crops else None
+    settings = replace(settings, ocr=replace(settings.ocr, lang=lang))  # the OCR engine routes scripts by it
     stage = on_stage or (lambda _name: None)
     ready = _engine_future(engine, settings)
     traits = engine_traits(settings.ocr.engine)

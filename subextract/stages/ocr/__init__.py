@@ -66,8 +66,10 @@ class EngineTraits:
 ENGINES: dict[str, EngineTraits] = {traits.name: traits for traits in (
     # RapidOCR's __call__ stores per-call options on the shared object (update_params), so two
     # threads in one instance race; its models are small and load in about a second.
-    EngineTraits("rapidocr", "subextract.stages.ocr.rapid:RapidOcrEngine", "per_thread", True, True, True,
-                 "embedded, CPU"),
+    # RapidOCR (PP-OCRv6) alone, or routed per line to Tesseract's models for the scripts
+    # PP-OCRv6 lacks (stages/ocr/routed.py), as --lang needs.
+    EngineTraits("rapidocr", "subextract.stages.ocr.routed:embedded_engine", "per_thread", True, True, True,
+                 "embedded, CPU (PP-OCRv6; Tesseract for the scripts it lacks)"),
     # vLLM's LLM is not thread-safe; a GPU model is loaded once, 17-82 s on the H200.
     EngineTraits("vllm", "subextract.stages.ocr.vllm_engine:VllmEngine", "serialized", True, False, False,
                  "a vision-language model run in this process by vLLM"),

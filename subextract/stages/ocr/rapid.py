@@ -60,13 +60,24 @@ class RapidOcrEngine:
         before the detector runs anyway."""
         read = []
         for box in lines:
-            x0, y0, x1, y1 = box
-            result = self._engine.recognize_txt([bgr[y0:y1, x0:x1]])
-            line = TextLine(text=result.txts[0].strip(), confidence=float(result.scores[0]), box=box)
-            if line.confidence < self.settings.trust_line_boxes or is_junk(line.text):
+            line = self.recognise_line(bgr, box)
+            if not self.trusted(line):
                 return None
             read.append(line)
         return Reading(lines=tuple(read))
+
+    def recognise_line(self, bgr: np.ndarray, box: LineBox) -> TextLine:
+        """One line crop through the recogniser alone (no detector)."""
+        x0, y0, x1, y1 = box
+        result = self._engine.recognize_txt([bgr[y0:y1, x0:x1]])
+        return TextLine(text=result.txts[0].strip(), confidence=float(result.scores[0]), box=box)
+
+    def trusted(self, line: TextLine) -> bool:
+        return line.confidence >= self.settings.trust_line_boxes and not is_junk(line.text)
+
+    def read_with_detector(self, bgr: np.ndarray) -> Reading:
+        """The whole band through the detector and the recogniser."""
+        return self._read(bgr)
 
     def _read(self, bgr: np.ndarray) -> Reading:
         result = self._engine(bgr, use_det=True, use_cls=False, use_rec=True)

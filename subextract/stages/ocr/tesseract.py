@@ -1,0 +1,148 @@
+"""Tesseract 5's LSTM recogniser, in this process through the tesserocr wheel (which bundles
+libtesseract), for the scripts PP-OCRv6 cannot read.
+
+Each of the segmenter's line boxes is read on its own (page segmentation "single line": no
+layout analysis) from a clean binarised picture of the line: the bright strokes lifted off
+their surroundings (a white top-hat), black on white. The grey median with its dark outline
+halo reads far worse: Tesseract's own thresholding keeps the halo as a second stroke.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from subextract.errors import SubextractError
+from subextract.schema import LineBox
+from subextract.stages.ocr import TextLine
+from subextract.stages.ocr.scripts import TesseractLanguage, tessdata_dir
+
+log = logging.getLogger(__name__)
+
+# The (padded) line crop is scaled to these heights in turn: Tesseract's reading of a line
+# changes with its size in ways no one size fixes (an Arabic line read right at 56 px was
+# garbage at 80 px and the other way round), so a line read without confidence at the first
+# is read at the second, and the more confident reading is kept.
+_LINE_HEIGHTS = (80, 56)
+_CONFIDENT = 0.85
+# The stroke lift is measured against the line's surroundings within this share of its height
+# (wider than a stroke, narrower than a glyph's counter plus outline).
+_TOPHAT_SHARE = 0.45
+_MIN_LIFT = 20  # grey levels; below this a pixel is no stroke whatever Otsu says
+# A pixel is ink by how much darker than the text's own brightness it is not (ramping over this
+# many levels, from _TEXT_LEVEL_MARGIN below it) ...
+_TEXT_LEVEL_MARGIN = 60
+_TEXT_LEVEL_RAMP = 40
+# ... and by how far it is lifted above its surroundings, as a share of the strongest lift
+# within a line height (ramping between these).
+_LIFT_RATIO_LOW, _LIFT_RATIO_HIGH = 0.35, 0.6
+_PEAK_WINDOW_SHARE = 0.5
+_EDGE_ROWS = 0.25  # the top and bottom share of a line crop where pieces of the next line show
+_BORDER = 12  # white margin around the line: Tesseract clips glyphs touching the picture's edge
+
+
+def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0]) -> np.ndarray:
+    """The line at ``box`` of a grey band picture as dark strokes on white, scaled to a height
+    Tesseract reads well. Subtitle strokes are bright (the segmenter's stroke mask is a white
+    top-hat too) and stand above their surroundings: a pixel is ink as far as it is both nearly
+    as bright as the text and lifted like a stroke, so a bright background, an outline or a
+    shadow all become white. The edges keep their anti-aliasing (a hard threshold measured
+    worse: Arabic dots and thin Cyrillic strokes broke up at subtitle sizes)."""
+    x0, y0, x1, y1 = box
+    crop = grey[y0:y1, x0:x1]
+    if crop.size == 0:
+        return np.full((height, height), 255, np.uint8)
+    scale = height / crop.shape[0]
+    if abs(scale - 1.0) > 0.05:
+        crop = cv2.resize(crop, None, fx=scale, fy=scale,
+                          interpolation=cv2.INTER_CUBIC if scale > 1 else cv2.INTER_AREA)
+    size = max(3, int(_TOPHAT_SHARE * crop.shape[0]) | 1)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (size, size))
+    lift = cv2.morphologyEx(crop, cv2.MORPH_TOPHAT, kernel).astype(np.float32)
+    # How far a pixel is lifted, against the strongest lift near it: the picture behind a line
+    # changes along it (plain white text over a bright sky is lifted far less than over a dark
+    # wall), so one threshold for the whole line loses the text over the bright part.
+    side = int(_PEAK_WINDOW_SHARE * crop.shape[0]) | 1
+    window = cv2.getStructuringElement(cv2.MORPH_RECT, (side, side))
+    peak = cv2.dilate(lift, window)
+    ratio = np.where(peak >= _MIN_LIFT, lift / np.maximum(peak, 1.0), 0.0)
+    stroke = np.clip((ratio - _LIFT_RATIO_LOW) / (_LIFT_RATIO_HIGH - _LIFT_RATIO_LOW), 0, 1)
+    text_level = float(np.percentile(crop[ratio >= _LIFT_RATIO_HIGH], 90)) if (ratio >= _LIFT_RATIO_HIGH).any() \
+        else 255.0
+    bright = np.clip((crop - (text_level - _TEXT_LEVEL_MARGIN)) / _TEXT_LEVEL_RAMP, 0, 1)
+    picture = _without_edge_pieces((255 - 255 * bright * stroke).astype(np.uint8))
+    return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
+
+
+def _without_edge_pieces(picture: np.ndarray) -> np.ndarray:
+    """Ink touching the top or bottom edge and lying mostly in the outer rows is a piece of the
+    line above or below (two-line cues sit close): whitened, so Tesseract does not read it as
+    accents or punctuation. (A joined Arabic word reaching the edge with a tall letter has its
+    middle in the line's own rows and stays.)"""
+    ink = (picture < 128).astype(np.uint8)
+    _, labels, stats, centroids = cv2.connectedComponentsWithStats(ink, connectivity=8)
+    height = picture.shape[0]
+    top, bottom = stats[:, cv2.CC_STAT_TOP], stats[:, cv2.CC_STAT_TOP] + stats[:, cv2.CC_STAT_HEIGHT]
+    outer = (centroids[:, 1] < _EDGE_ROWS * height) | (centroids[:, 1] > (1 - _EDGE_ROWS) * height)
+    edge = np.flatnonzero(((top == 0) | (bottom == height)) & outer)
+    edge = edge[edge != 0]  # label 0 is the paper
+    if edge.size:
+        picture = picture.copy()
+        picture[np.isin(labels, edge)] = 255
+    return picture
+
+
+class TesseractRecogniser:
+    """One Tesseract model (one language or script) reading single lines. Not thread-safe by
+    itself: a lock keeps concurrent callers apart."""
+
+    def __init__(self, language: TesseractLanguage) -> None:
+        from tesserocr import OEM, PSM, PyTessBaseAPI
+
+        folder = tessdata_dir()
+        if folder is None:
+            raise SubextractError(f"no Tesseract language data found: apt-get install {language.package}")
+        self.language = language
+        try:
+            self._api = PyTessBaseAPI(path=str(folder), lang=language.model, psm=PSM.SINGLE_LINE,
+                                      oem=OEM.LSTM_ONLY)
+        except RuntimeError as exc:
+            raise SubextractError(f"Tesseract could not load '{language.model}' from {folder}: "
+                                  f"apt-get install {language.package}") from exc
+        # Word lists bias LSTM output towards dictionary words; subtitles hold names and slang.
+        self._api.SetVariable("load_system_dawg", "0")
+        self._api.SetVariable("load_freq_dawg", "0")
+        self._lock = threading.Lock()
+        self._single_line, self._raw_line = PSM.SINGLE_LINE, PSM.RAW_LINE
+        log.debug("Tesseract %s: model %s from %s", self._api.Version(), language.model, folder)
+
+    def read_line(self, grey: np.ndarray, box: LineBox) -> TextLine:
+        best = None
+        for height in _LINE_HEIGHTS:
+            line = self._read_picture(binarised_line(grey, box, height), box)
+            if best is None or line.confidence > best.confidence:
+                best = line
+            if best.confidence >= _CONFIDENT:
+                break
+        return best
+
+    def _read_picture(self, picture: np.ndarray, box: LineBox) -> TextLine:
+        with self._lock:
+            self._api.SetImage(Image.fromarray(picture))
+            text = self._api.GetUTF8Text()
+            confidence = self._api.MeanTextConf()
+            if not text.strip():
+                # Its layout analysis finds no text in some clean lines (joined Arabic words
+                # measured so); read as a raw line instead, without layout analysis.
+                self._api.SetPageSegMode(self._raw_line)
+                self._api.SetImage(Image.fromarray(picture))
+                text = self._api.GetUTF8Text()
+                confidence = self._api.MeanTextConf()
+                self._api.SetPageSegMode(self._single_line)
+        # Tesseract gives RTL lines in logical order already (its output is the reading order).
+        text = " ".join(text.split())
+        return TextLine(text=text, confidence=max(0.0, confidence) / 100.0, box=box)
