@@ -363,8 +363,8 @@ class RayRunner(BatchRunner):
                                                  compute=ActorPoolStrategy(size=workers), num_cpus=1)
 
 
-def ray_runner(ray_options: RayOptions):
+def ray_runner(ray_options: RayOptions, video_worker: type = VideoWorker):
     """``run_batch``'s runner factory for these options."""
     def factory(tasks: Sequence[Task], options: Options, manifest: Manifest, key: str) -> RayRunner:
-        return RayRunner(tasks, options, manifest, key, ray_options)
+        return RayRunner(tasks, options, manifest, key, ray_options, video_worker)
     return factory
