@@ -4,8 +4,9 @@ client: each request goes, when it starts, to the replica with the fewest reques
 Least-in-flight rather than round-robin because OCR requests differ in cost (a two-line crop
 decodes more tokens than a one-word one) and replicas differ in speed (a replica still loading,
 one on a busier node): a slow replica keeps its requests and gets no more until it answers.
-Each replica keeps the single client's retries and backoff; its ``concurrency`` bound applies
-per replica, so N replicas carry N times the requests at once.
+Each replica keeps the single client's retries and backoff; a request it still fails goes to
+another replica (a replica lost costs time, not readings). The ``concurrency`` bound applies per
+replica, so N replicas carry N times the requests at once.
 """
 
 from __future__ import annotations
@@ -54,12 +55,20 @@ class BalancedClient(OpenAiClient):
             replica.close()
 
     def _send(self, body: dict[str, Any]) -> Completion:
-        with self._lock:
-            index = min(range(len(self.replicas)), key=lambda i: (self.in_flight[i], self.sent[i]))
-            self.in_flight[index] += 1
-            self.sent[index] += 1
-        try:
-            return self.replicas[index]._send(body)
-        finally:
+        """To the least busy replica; one that fails it (after its own retries) hands it to the next."""
+        failed: set[int] = set()
+        while True:
             with self._lock:
-                self.in_flight[index] -= 1
+                index = min((i for i in range(len(self.replicas)) if i not in failed),
+                            key=lambda i: (self.in_flight[i], self.sent[i]))
+                self.in_flight[index] += 1
+                self.sent[index] += 1
+            try:
+                return self.replicas[index]._send(body)
+            except SubextractError:
+                failed.add(index)
+                if len(failed) == len(self.replicas):
+                    raise
+            finally:
+                with self._lock:
+                    self.in_flight[index] -= 1

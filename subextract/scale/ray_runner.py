@@ -68,6 +68,7 @@ def connect(address: str | None) -> bool:
     DataContext.get_current().enable_progress_bars = False
     for name in ("ray", "ray.data"):
         logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().getEffectiveLevel()))
+    logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # its warning that they are off
     if ray.is_initialized():
         return False
     ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
