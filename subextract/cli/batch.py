@@ -8,6 +8,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from subextract.batch import LIST_EXTENSIONS, VIDEO_EXTENSIONS, BatchRunner, Options, Shard, discover, run_batch
 from subextract.cli.options import (add_config_option, add_engine_options, add_feed_options, add_input_options,
@@ -18,6 +19,9 @@ from subextract.cli.progress import BatchProgress
 from subextract.errors import SubextractError
 from subextract.feeds import FeedSink, watchlist_option
 from subextract.stages.write import FORMATS
+
+if TYPE_CHECKING:
+    from subextract.scale.ray_runner import RayOptions
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -94,7 +98,8 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _ray_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """``--ray`` took the first input for an address, or a Ray option came without ``--ray``."""
+    """What ``--ray`` took is an address, or the first input (``--ray videos/``); Ray's options
+    without ``--ray``, and the batch options Ray cannot honour with it, are refused."""
     if args.ray is not None and not RAY_ADDRESS.fullmatch(args.ray):
         args.inputs.insert(0, args.ray)
         args.ray = "local"
@@ -112,7 +117,7 @@ def _ray_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
                          + (" (--ray-workers sets the videos processed at once)" if refused[0] == "--jobs" else ""))
 
 
-def ray_options(args: argparse.Namespace):
+def ray_options(args: argparse.Namespace) -> "RayOptions":
     from subextract.scale.ray_runner import RayOptions
 
     return RayOptions(address=None if args.ray == "local" else args.ray, split=args.ray_split,
