@@ -19,10 +19,14 @@ Engines and settings (``--sets``, comma-separated):
   vllm-nochunk       the same without chunked prefill (enable_chunked_prefill false), eager
   vllm-preset        the preset's options (chunked prefill, 16384-token steps, no prefix or image
                      cache), eager; plus the levers: fed 16 at a time as the pipeline does, stacked
-                     strips, quarter-size pictures, no log-probabilities
-  server-aA-rR       R ``vllm serve`` replicas on the one GPU, each with A API-server processes,
+                     strips (the stacked pass alone, and the whole path with replies forced to one
+                     line per strip by a grammar), quarter-size pictures, no log-probabilities, and
+                     the vision tower run batched over each step's images (bench/gpu_vision.py)
+  server-aA-rR[-seq][-vis]
+                     R ``vllm serve`` replicas on the one GPU, each with A API-server processes,
                      requests kept in flight continuously by a streaming client; plus the product's
-                     openai engine against the first replica
+                     openai engine against the first replica. ``seq``: each replica started once
+                     the one before has measured its memory; ``vis``: the vision tower batched
 
 Load levels: in-process, a level is the number of crops in one ``read_batch`` (they are read
 together, so the full-response latency of each is the batch's time); over HTTP it is the number
@@ -244,35 +248,93 @@ def worker_in_process(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def in_process_levers(engine: Any, crops: list[np.ndarray], args: argparse.Namespace) -> dict[str, Any]:
-    """What each lever gives the in-process engine, against ``bulk`` (all crops in one call)."""
+    """What each lever gives the in-process engine, against ``bulk`` (all crops in one call). Each
+    lever is measured on its own; one that fails is recorded and the next still runs."""
     from subextract.stages.ocr.vlm import prepare, stack_strips
 
     levers: dict[str, Any] = {}
-    began = time.perf_counter()
-    for start in range(0, 256, 16):
-        engine.read_batch(crops[start:start + 16])
-    levers["pipeline_16_at_a_time"] = {"crops": 256, "crops_per_s": 256 / (time.perf_counter() - began)}
-    force_reply_length(engine, args.tokens, logprobs=False)
-    levers["no_logprobs"] = bulk(engine, crops[:args.n])
-    force_reply_length(engine, args.tokens)
     base = engine.settings
-    engine.settings = dataclasses.replace(base, max_side=640, max_pixels=640 * 72)
-    levers["quarter_pixels_640x72"] = bulk(engine, crops[:args.n])
-    engine.settings = base
-    for stack in (4, 8):
-        # The stacked pass alone: what stacking gives when every reply has one line per strip
-        # (random weights never do, so read_pictures would read each stack again strip by strip).
-        strips = [prepare(c, base.max_side, base.max_pixels) for c in crops[:args.n]]
+    n = min(args.n, args.lever_n)
+
+    def lever(name: str, measure: Any) -> None:
+        try:
+            levers[name] = measure()
+        except Exception as exc:  # noqa: BLE001 - a lever vLLM refuses is a result too
+            levers[name] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}", "crops_per_s": math.nan}
+        finally:
+            engine.settings = base
+            force_reply_length(engine, args.tokens)
+        print(f"  lever {name}: {levers[name].get('crops_per_s', math.nan):.1f} crops/s "
+              f"{levers[name].get('error', '')}", flush=True)
+
+    def sixteen_at_a_time() -> dict[str, Any]:
+        began = time.perf_counter()
+        for start in range(0, 256, 16):
+            engine.read_batch(crops[start:start + 16])
+        return {"crops": 256, "crops_per_s": 256 / (time.perf_counter() - began)}
+
+    def no_logprobs() -> dict[str, Any]:
+        force_reply_length(engine, args.tokens, logprobs=False)
+        return bulk(engine, crops[:n])
+
+    def quarter_pixels() -> dict[str, Any]:
+        engine.settings = dataclasses.replace(base, max_side=640, max_pixels=640 * 72)
+        return bulk(engine, crops[:n])
+
+    def stacked_pass(stack: int) -> dict[str, Any]:
+        # The stacked pass alone: what stacking gives when every reply has one line per strip.
+        strips = [prepare(c, base.max_side, base.max_pixels) for c in crops[:n]]
         pictures = [stack_strips(strips[i:i + stack]) for i in range(0, len(strips) - stack + 1, stack)]
         force_reply_length(engine, args.tokens * stack)
         began = time.perf_counter()
-        engine._generate(pictures)
+        engine._generate(pictures, [args.tokens * stack] * len(pictures))
         seconds = time.perf_counter() - began
-        levers[f"stack{stack}_pass"] = {"crops": len(pictures) * stack, "crops_per_s": len(pictures) * stack / seconds,
-                                        "reply_tokens": args.tokens * stack}
-        force_reply_length(engine, args.tokens)
-    for name, row in levers.items():
-        print(f"  lever {name}: {row['crops_per_s']:.1f} crops/s", flush=True)
+        return {"crops": len(pictures) * stack, "crops_per_s": len(pictures) * stack / seconds,
+                "reply_tokens": args.tokens * stack}
+
+    def stacked_whole(stack: int) -> dict[str, Any]:
+        """The product's whole stacked path (``read_batch``: stack, send, split the reply, map it
+        back) with every reply forced to one line per strip by a grammar: N lines of 20 letters."""
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        regex = "\\n".join(["[a-z]{20}"] * stack)
+        engine.settings = dataclasses.replace(base, stack=stack, max_tokens=64 * stack)
+        engine._params = SamplingParams(temperature=0.0, max_tokens=64 * stack, logprobs=0,
+                                        structured_outputs=StructuredOutputsParams(regex=regex))
+        began = time.perf_counter()
+        readings = engine.read_batch(crops[:n])
+        seconds = time.perf_counter() - began
+        one_line = sum(1 for r in readings if len(r.lines) == 1)
+        return {"crops": n, "crops_per_s": n / seconds, "stack": stack, "readings_of_one_line": one_line,
+                "reply": "N lines of 20 letters (structured output)"}
+
+    lever("pipeline_16_at_a_time", sixteen_at_a_time)
+    lever("no_logprobs", no_logprobs)
+    lever("quarter_pixels_640x72", quarter_pixels)
+    for stack in (4, 8):
+        lever(f"stack{stack}_pass", lambda stack=stack: stacked_pass(stack))
+    for stack in (1, 4, 8):
+        lever(f"stack{stack}_whole_forced_lines", lambda stack=stack: stacked_whole(stack))
+    architectures = engine._llm.llm_engine.vllm_config.model_config.hf_config.architectures or []
+    if "PaddleOCRVLForConditionalGeneration" in architectures:
+        import gpu_vision
+        from PIL import Image
+
+        gpu_vision.apply(force=True)
+        try:
+            pictures = [Image.fromarray(prepare(c, base.max_side, base.max_pixels)).convert("RGB") for c in crops[:4]]
+            levers["vision_batched_check"] = {"max_relative_difference": gpu_vision.same_embeddings(
+                engine._llm, engine.settings.model, pictures), "crops_per_s": math.nan}
+        except Exception as exc:  # noqa: BLE001
+            levers["vision_batched_check"] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        print(f"  vision batched check: {levers['vision_batched_check']}", flush=True)
+        lever("vision_batched", lambda: bulk(engine, crops[:n]))
+        lever("vision_batched_16_at_a_time", sixteen_at_a_time)
+        lever("vision_batched_quarter_pixels", quarter_pixels)
+        lever("vision_batched_no_logprobs", no_logprobs)
+        lever("vision_batched_stack8_whole_forced_lines", lambda: stacked_whole(8))
+        gpu_vision.revert()
     return levers
 
 
@@ -337,7 +399,26 @@ def http_level(pool: ProcessPoolExecutor, urls: list[str], bodies: list[dict[str
             "crops_per_s": len(records) / span}
 
 
-def start_servers(args: argparse.Namespace, replicas: int, api_servers: int, log_dir: Path) -> list[subprocess.Popen]:
+def vision_plugin(folder: Path) -> Path:
+    """A folder that, on a process's path, registers ``gpu_vision.apply`` as a vLLM general plugin
+    (vLLM runs those in every process it starts: API servers and engine cores)."""
+    info = folder / "subextract_bench_vision-0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: subextract-bench-vision\nVersion: 0\n")
+    (info / "entry_points.txt").write_text("[vllm.general_plugins]\nbatch_vision = gpu_vision:apply\n")
+    return folder
+
+
+def start_servers(args: argparse.Namespace, replicas: int, api_servers: int, log_dir: Path,
+                  one_after_another: bool = False, batched_vision: bool = False) -> list[subprocess.Popen]:
+    """R ``vllm serve`` replicas. Started together, vLLM's memory profiling of one sees the others
+    allocate and asserts; ``one_after_another`` starts each once the one before has measured its
+    memory (its log's "Available KV cache memory") or is ready."""
+    env = dict(os.environ)
+    if batched_vision:
+        env["SUBEXTRACT_BENCH_BATCH_VISION"] = "1"
+        env["PYTHONPATH"] = os.pathsep.join([str(vision_plugin(log_dir / "plugin")), str(Path(__file__).parent),
+                                             env.get("PYTHONPATH", "")])
     processes = []
     for r in range(replicas):
         # Several API-server processes need the `vllm serve` entry point; one is the plain API server.
@@ -350,8 +431,18 @@ def start_servers(args: argparse.Namespace, replicas: int, api_servers: int, log
                    "--gpu-memory-utilization", f"{0.85 / replicas:.3f}"]
         if api_servers > 1:
             command += ["--api-server-count", str(api_servers)]
-        log = open(log_dir / f"server{r}.log", "w")
-        processes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        log_path = log_dir / f"server{r}.log"
+        log = open(log_path, "w")
+        processes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                          env=env))
+        if one_after_another and r < replicas - 1:
+            began = time.perf_counter()
+            while time.perf_counter() - began < args.ready_timeout and processes[-1].poll() is None:
+                text = log_path.read_text(errors="replace")
+                if "Available KV cache memory" in text or "Application startup complete" in text:
+                    break
+                time.sleep(0.5)
+            print(f"  replica {r} measured its memory after {time.perf_counter() - began:.1f} s", flush=True)
     return processes
 
 
@@ -375,15 +466,16 @@ def wait_ready(processes: list[subprocess.Popen], bases: list[str], timeout: flo
 
 
 def worker_server(args: argparse.Namespace) -> dict[str, Any]:
-    _, api_part, replica_part = args.worker.split("-")
+    _, api_part, replica_part, *flags = args.worker.split("-")
     api_servers, replicas = int(api_part[1:]), int(replica_part[1:])
     result: dict[str, Any] = {"setting": args.worker, "tokens": args.tokens, "replicas": replicas,
-                              "api_servers": api_servers}
+                              "api_servers": api_servers, "one_after_another": "seq" in flags,
+                              "batched_vision": "vis" in flags}
     crops = band_crops(64, seed=1)
     urls_png = [png_url(c) for c in crops]
     log_dir = Path(args.out)
     began = time.perf_counter()
-    processes = start_servers(args, replicas, api_servers, log_dir)
+    processes = start_servers(args, replicas, api_servers, log_dir, "seq" in flags, "vis" in flags)
     bases = [f"http://127.0.0.1:{args.port + r}" for r in range(replicas)]
     try:
         wait_ready(processes, bases, args.ready_timeout)
@@ -447,33 +539,50 @@ def product_openai_engine(args: argparse.Namespace, server: str) -> dict[str, An
 # -- orchestration --------------------------------------------------------------------------------------
 
 class GpuMemory:
-    """The GPU's used memory, polled through nvidia-smi while a setting runs; the peak above the
-    idle reading is the setting's."""
+    """The GPU's used memory and utilisation, polled through nvidia-smi while a setting runs; the
+    peak memory above the idle reading is the setting's, the utilisation is the share of each
+    sample period in which a kernel ran (nvidia-smi's ``utilization.gpu``)."""
 
-    def __init__(self) -> None:
-        self.idle = self._read()
+    def __init__(self, period: float = 0.5) -> None:
+        self.idle, _ = self._read()
         self.peak = self.idle
+        self.utilisation: list[float] = []
+        self._period = period
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
         self._thread.start()
 
     @staticmethod
-    def _read() -> float:
+    def _read() -> tuple[float, float]:
         try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+            out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used,utilization.gpu",
+                                  "--format=csv,noheader,nounits"],
                                  capture_output=True, text=True, timeout=10, check=False).stdout
-            return sum(float(x) for x in out.split()) / 1024
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            return math.nan
+            rows = [[float(x) for x in line.split(",")] for line in out.strip().splitlines()]
+            return sum(r[0] for r in rows) / 1024, max(r[1] for r in rows)
+        except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+            return math.nan, math.nan
 
     def _poll(self) -> None:
-        while not self._stop.wait(1.0):
-            self.peak = max(self.peak, self._read())
+        while not self._stop.wait(self._period):
+            memory, utilisation = self._read()
+            self.peak = max(self.peak, memory)
+            self.utilisation.append(utilisation)
 
     def stop(self) -> float:
         self._stop.set()
         self._thread.join()
         return self.peak - self.idle
+
+    def stop_load(self) -> dict[str, float]:
+        """Memory above idle (GiB) and utilisation (mean over the samples where the GPU was busy at
+        all, and the share of samples above 50 %)."""
+        memory = self.stop()
+        busy = [u for u in self.utilisation if u > 0]
+        return {"memory_gib": round(memory, 1), "samples": len(self.utilisation),
+                "utilisation_mean": round(statistics.mean(self.utilisation), 1) if self.utilisation else math.nan,
+                "utilisation_busy_mean": round(statistics.mean(busy), 1) if busy else 0.0,
+                "utilisation_max": max(self.utilisation, default=math.nan)}
 
 
 def run_setting(args: argparse.Namespace, setting: str) -> dict[str, Any]:
@@ -482,7 +591,7 @@ def run_setting(args: argparse.Namespace, setting: str) -> dict[str, Any]:
                str(args.tokens), "--n", str(args.n), "--preset", args.preset, "--port", str(args.port),
                "--ready-timeout", str(args.ready_timeout), "--tf-batch", ",".join(map(str, args.tf_batch)),
                "--levels", json.dumps(args.levels), "--level-budget", str(args.level_budget),
-               "--tf-n1", str(args.tf_n1), "--tf-nb", str(args.tf_nb)]
+               "--tf-n1", str(args.tf_n1), "--tf-nb", str(args.tf_nb), "--lever-n", str(args.lever_n)]
     memory = GpuMemory()
     began = time.perf_counter()
     with open(out / f"{setting}.log", "w") as log:
@@ -492,7 +601,8 @@ def run_setting(args: argparse.Namespace, setting: str) -> dict[str, Any]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    gpu_gib = memory.stop()
+    load = memory.stop_load()
+    gpu_gib = load["memory_gib"]
     path = out / f"{setting}.json"
     if process.returncode == 0 and path.exists():
         result = json.loads(path.read_text())
@@ -501,6 +611,7 @@ def run_setting(args: argparse.Namespace, setting: str) -> dict[str, Any]:
         result = {"setting": setting, "error": f"rc {process.returncode} after {time.perf_counter() - began:.0f} s",
                   "log_tail": tail}
     result["gpu_memory_gib"] = gpu_gib
+    result["gpu_load"] = load
     result["wall_s"] = time.perf_counter() - began
     return result
 
@@ -521,7 +632,7 @@ def table(results: list[dict[str, Any]], tokens: int) -> str:
     rows = []
     for r in results:
         if r.get("setting") == "transformers" and "batch1" in r:  # batch 1 and batched are two rows
-            batched = max(int(k[5:]) for k in r if k.startswith("batch"))
+            batched = max(int(k[5:]) for k in r if k.startswith("batch") and k[5:].isdigit())
             rows.append(dict(r, setting="transformers, batch 1", bulk=r["batch1"],
                              levels={"1": r["levels"]["1"]}, doubling_load=None))
             rows.append(dict(r, setting=f"transformers, batch {batched}"))
@@ -544,7 +655,7 @@ def table(results: list[dict[str, Any]], tokens: int) -> str:
             f"{fmt(r.get('start_s'), 0)} |")
     extra = []
     for r in results:
-        for key in ("batch1",) + tuple(k for k in r if k.startswith("batch") and k != "batch1"):
+        for key in ("batch1",) + tuple(k for k in r if k.startswith("batch") and k[5:].isdigit() and k != "batch1"):
             if key in r:
                 extra.append(f"| {r['setting']} {key.replace('batch', 'batch ')} | {fmt(r[key]['crops_per_s'], 1)} |")
         for name, row in r.get("levers", {}).items():
@@ -571,6 +682,7 @@ def main() -> int:
     parser.add_argument("--ready-timeout", type=float, default=240)
     parser.add_argument("--level-budget", type=float, default=20, help="seconds per load level, in-process")
     parser.add_argument("--tf-batch", type=lambda s: [int(x) for x in s.split(",")], default=[16, 64])
+    parser.add_argument("--lever-n", type=int, default=256, help="crops per lever measurement")
     parser.add_argument("--tf-n1", type=int, default=16, help="crops for transformers batch 1")
     parser.add_argument("--tf-nb", type=int, default=128, help="crops for transformers batched")
     parser.add_argument("--levels", type=json.loads, default=LEVELS, help="load levels, JSON like the default")

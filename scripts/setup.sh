@@ -3,9 +3,10 @@
 # pytest. FFmpeg: the system's when present, otherwise the static binary of the imageio-ffmpeg
 # wheel (a dependency), so a fresh machine needs nothing but Python 3.10+ and pip.
 # Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
-# --test also installs the ray extra (batch --ray's tests) and the fonts the tests burn subtitles
-# with; --bench the fonts and fortune texts the benchmark's generated set is made from (Debian
-# packages, as root where apt exists);
+# --test also installs the ray extra (batch --ray's tests), the fonts the tests burn subtitles
+# with and Debian's chromium, which the service's page tests drive with Playwright (no browser
+# download); --bench the fonts and fortune texts the benchmark's generated set is made from
+# (Debian packages, as root where apt exists);
 # --mutation also installs mutmut for bench/mutation.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +32,15 @@ if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei >/dev/null
   else
     echo "subextract: the subtitle-burning tests need fonts: install fonts-dejavu-core and fonts-wqy-zenhei" >&2
+  fi
+fi
+# --test: the proofreading page tests drive a real headless Chromium; Playwright (a test extra)
+# runs the system's, so nothing is downloaded outside the package registries.
+if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "subextract: the service's page tests need Chromium: install Debian's chromium package" >&2
   fi
 fi
 if [ "${1:-}" = "--bench" ]; then

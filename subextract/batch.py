@@ -1,4 +1,5 @@
-"""``subextract batch``: many videos into a mirrored output tree, resumable and failure-isolated.
+"""The batch runner (library; ``subextract batch`` is ``cli/batch.py``): many videos into a
+mirrored output tree, resumable and failure-isolated, each video run by ``subextract.job``.
 
 Each video's outcome is appended to ``OUT/manifest.jsonl`` the moment it is known (one line per
 event, so a killed run loses nothing but the videos it was running); the run ends by rewriting

@@ -43,6 +43,9 @@ class RegionSettings:
     extra_lines: NonNegative
     fallback_share: Annotated[float, Meta(gt=0, le=1)]
     max_width: Pixels
+    max_line_height: Share
+    edge_zone: Share
+    same_edges: Share
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,11 @@ class SegmentSettings:
     plane_noise_floor: Level
     repeat_difference: Share
     repeat_glyph_change: Share
+    repeat_hash_bits: NonNegativeInt
+    repeat_stroke_count_share: Share
+    fade_new_share: Share
+    fade_line_share: Share
+    refine_join_gap: NonNegative
     centred_lines: Share
     plain_bright_margin: Level
     plain_bright_low: Level
@@ -105,6 +113,7 @@ class OcrSettings:
     stack: Count
     temperature: NonNegative
     max_tokens: Count
+    line_tokens: NonNegative
     repetition_penalty: Positive
     tail_repeats: NonNegativeInt
     sampling_extra: dict[str, Any]

@@ -1,4 +1,6 @@
-"""Score a hypothesis subtitle file against a reference (design.md §3 "How we measure").
+"""Score a hypothesis subtitle file against a reference (design.md §3 "How we measure"); the
+command is ``cli/score.py``. Files are read with pysrt in its strict mode (a malformed block is
+an error, not silently skipped as pysubs2 would) and WebVTT by the reader below.
 
 Cues are matched one-to-one by temporal IoU, then text and timing are compared over the
 matched pairs. Text is compared after `normalize_text`, so punctuation, case, spacing and

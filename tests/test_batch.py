@@ -383,3 +383,39 @@ def test_an_edited_output_is_kept_and_the_new_result_goes_beside_it(tmp_path):
     # unless asked to
     forced = run_batch(*common, "--overwrite-edited")
     assert forced.returncode == 0 and srt.read_text(encoding="utf-8") == written
+
+
+def test_shared_local_engine_loads_beside_the_jobs(monkeypatch):
+    """The one in-process engine of a batch (vllm, transformers) is set up on a thread of its own:
+    a job gets it at once and goes on probing and decoding; only its first read waits for it."""
+    import subextract.stages.ocr as ocr
+
+    loading = threading.Event()
+    loaded = threading.Event()
+
+    class Loaded:
+        name = "vllm"
+
+        def read_batch(self, images, line_boxes=None):
+            return [f"read {len(images)}"]
+
+    def slow_engine(settings):
+        loading.set()
+        assert loaded.wait(10)
+        return Loaded()
+
+    monkeypatch.setattr(ocr, "create_engine", slow_engine)
+    settings = dataclasses.replace(load_settings().ocr, engine="vllm", model="m")
+    pool = batch.EnginePool(settings)
+    began = time.monotonic()
+    engine = pool.get()
+    assert time.monotonic() - began < 1 and loading.wait(5)  # handed over while still loading
+    assert pool.get() is engine                               # one engine for every job
+    result: list = []
+    reader = threading.Thread(target=lambda: result.append(engine.read_batch(["crop"])))
+    reader.start()
+    reader.join(0.3)
+    assert reader.is_alive()                                  # the read waits for the engine ...
+    loaded.set()
+    reader.join(5)
+    assert result == [["read 1"]]                             # ... and then reads

@@ -31,7 +31,7 @@ from subextract.config import load_settings  # noqa: E402
 from subextract.errors import SubextractError  # noqa: E402
 from subextract.stages.ocr import create_engine  # noqa: E402
 from vlm_fixtures import (REPO, SAMPLE, RecordingProxy, VllmServer, free_port, recording, reference_cues,  # noqa: E402
-                          serving, tiny_config, tiny_model)
+                          serving, tiny_config, tiny_hunyuan_ocr, tiny_model)
 
 pytestmark = pytest.mark.slow
 END = 12.0
@@ -130,3 +130,23 @@ def test_server_killed_mid_run(server, tmp_path):
     assert API_KEY not in err
     # The cue read before the server died is kept.
     assert out.exists() and "-->" in out.read_text(), err
+
+
+def test_hunyuanocr_preset_through_the_server(tmp_path_factory, tmp_path):
+    """HunyuanOCR's architecture served by vLLM (its Transformers backend on this CPU build) and
+    read through the hunyuanocr preset: its subtitle prompt, repetition penalty and tail cleanup."""
+    model = tiny_hunyuan_ocr(tmp_path_factory.getbasetemp())
+    out = tmp_path / "cues.json"
+    with serving(model, tmp_path / "vllm.log", images=1, hunyuan_vl=True) as running:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = main([str(a) for a in (SAMPLE, "--config", "hunyuanocr", "--config",
+                                          tiny_config(tmp_path / "tiny.yaml", prompt="提取图片中的字幕。"),
+                                          "--engine", "openai", "--server", running.url, "--model", model,
+                                          "--end", END,
+                                          "--region", "bottom", "--format", "json", "-o", out)])
+        assert code == 0, err.getvalue() + running.log_tail()
+        finished = running.successes()
+    result = json.loads(out.read_text())
+    assert result["stats"]["ocr_calls"] == result["stats"]["segments"] == len(reference_cues(END))
+    assert finished == result["stats"]["ocr_calls"]

@@ -24,7 +24,7 @@ def segment_showing(text: str, frame: int = 0, band: int = 0, kind: str = "flat"
 
 
 def cache_with(*segments: Segment) -> _ReadingCache:
-    cache = _ReadingCache(SETTINGS.repeat_difference, SETTINGS.change_threshold, SETTINGS.repeat_glyph_change)
+    cache = _ReadingCache(SETTINGS)
     for key, segment in enumerate(segments):
         cache.remember(segment, key)
     return cache

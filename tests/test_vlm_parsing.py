@@ -16,7 +16,7 @@ from subextract.config import load_settings
 from subextract.schema import Reading
 from subextract.stages.ocr import OcrFailure
 from subextract.stages.ocr.vlm import (Reply, SendFailure, chunks, clean_repeated_tail, make_reading, prepare,
-                                       read_pictures, reply_lines, split_language_tag, stack_strips)
+                                       read_pictures, reply_lines, split_language_tag, stack_strips, token_bound)
 
 
 def ocr_settings(**changes):
@@ -118,9 +118,11 @@ class ScriptedModel:
     def __init__(self, stacked):
         self.stacked = stacked
         self.calls: list[list[tuple[int, int]]] = []
+        self.limits: list[list[int]] = []
 
-    def __call__(self, pictures):
+    def __call__(self, pictures, limits):
         self.calls.append([p.shape for p in pictures])
+        self.limits.append(list(limits))
         replies = []
         for picture in pictures:
             strips = (picture.shape[0] + 10) // 50
@@ -160,10 +162,37 @@ def test_stacked_reply_with_the_wrong_line_count_is_read_strip_by_strip():
 
 
 def test_failure_part_way_keeps_what_was_read():
-    def failing(pictures):
+    def failing(pictures, limits):
         raise SendFailure("OCR server http://x/v1 is unreachable", [Reply("first"), None, None])
 
     with pytest.raises(OcrFailure, match="unreachable") as caught:
         read_pictures(strips(3), ocr_settings(stack=1), failing)
     first, *rest = caught.value.readings
     assert first.text == "first" and rest == [None, None]
+
+
+# -- reply length -------------------------------------------------------------------------------
+
+def test_reply_bound_follows_the_text_lines():
+    settings = ocr_settings(line_tokens=3.0, max_tokens=128)
+    # one line 600 px wide and 50 high: 3 x 12 = 36 tokens, plus the slack
+    assert token_bound([(0, 0, 600, 50)], settings) == 36 + 8
+    # two such lines need twice that; a very long line is held at max_tokens
+    assert token_bound([(0, 0, 600, 50), (0, 60, 600, 110)], settings) == 72 + 8
+    assert token_bound([(0, 0, 4000, 20)], settings) == 128
+
+
+def test_reply_bound_is_max_tokens_without_lines_or_when_off():
+    assert token_bound(None, ocr_settings(line_tokens=3.0, max_tokens=100)) == 100
+    assert token_bound([], ocr_settings(line_tokens=3.0, max_tokens=100)) == 100
+    assert token_bound([(0, 0, 600, 50)], ocr_settings(line_tokens=0.0, max_tokens=100)) == 100
+
+
+def test_each_request_gets_its_strips_bound_and_a_stack_their_sum():
+    model = ScriptedModel(stacked=lambda k: "one line only")
+    boxes = [[(0, 0, 100, 20)], [(0, 0, 200, 20)], [(0, 0, 300, 20)], []]
+    settings = ocr_settings(stack=2, line_tokens=2.0, max_tokens=64)
+    read_pictures(strips(4), settings, model, boxes)
+    bounds = [10 + 8, 20 + 8, 30 + 8, 64]
+    # stacked first (the sum, held at max_tokens); the replies miss a line, so each strip is read again with its own
+    assert model.limits == [[bounds[0] + bounds[1], 64], bounds]

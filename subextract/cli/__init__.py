@@ -14,6 +14,7 @@ COMMANDS = {  # the first word → the module running it
     "batch": "subextract.cli.batch",
     "score": "subextract.cli.score",
     "translate": "subextract.cli.translate",
+    "serve": "subextract.serve.main",
 }
 
 

@@ -28,6 +28,7 @@ sub-commands:
   subextract score REF.srt HYP.srt [--json]   accuracy and timing of HYP against REF
   subextract batch INPUT... --out DIR         many videos, resumable, in parallel (docs/batch.md)
   subextract translate SUBS.srt --to en       translate an existing SRT or WebVTT file
+  subextract serve [--port 8000] [--data DIR] an HTTP service with a job queue and a proofreading page
 """
 
 

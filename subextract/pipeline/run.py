@@ -1,4 +1,5 @@
-"""The extraction pipeline: probe → region → decode → segment → OCR → align.
+"""The extraction pipeline, ``extract()``: probe → region → appearance → decode → segment → OCR →
+align. It wires the stages (each in ``stages/``, their data in ``schema.py``) and owns concurrency.
 
 Decoding runs in FFmpeg's own process and OCR in a worker thread (ONNX Runtime releases the GIL),
 so reading frames, segmenting and OCR overlap. Segments are OCR'd as soon as they close; the
@@ -30,7 +31,7 @@ from subextract.stages.appearance import LineStrip, learn_appearance, settings_f
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.crops import CropSaver
 from subextract.stages.language import detect_language, matches_language
-from subextract.stages.ocr import OcrEngine, OcrFailure, create_engine, engine_traits
+from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
 from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_frames
@@ -163,33 +164,27 @@ class _ReadingCache:
     so does a segment split off the one just before it that keeps the same strokes at the same
     pixels both ways (a cut under the subtitle split it; text replaced in place keeps few)."""
 
-    # A repeat's mask hash is a few bits off the first showing's where the picture behind moves
-    # (edge pixels come and go); its strokes still match within one pixel.
-    _HASH_BITS = 24
-    _STROKE_COUNT_SHARE = 0.15
-
-    def __init__(self, same_share: float, kept_share: float, glyph_share: float) -> None:
+    def __init__(self, settings: SegmentSettings) -> None:
         self._seen: dict[int, list[tuple[Segment, int, int]]] = {}
         self._latest: dict[int, tuple[Segment, int]] = {}
-        self._same_share = same_share
-        self._kept_share = kept_share
-        self._glyph_share = glyph_share
+        self._settings = settings
 
     def lookup(self, segment: Segment) -> int | None:
         strokes = int(np.count_nonzero(segment.mask))
+        s = self._settings
         for earlier, key, earlier_strokes in self._seen.get(segment.band, []):
-            if abs(earlier_strokes - strokes) <= self._STROKE_COUNT_SHARE * max(strokes, 1) \
-                    and earlier.mask_hash - segment.mask_hash <= self._HASH_BITS \
+            if abs(earlier_strokes - strokes) <= s.repeat_stroke_count_share * max(strokes, 1) \
+                    and earlier.mask_hash - segment.mask_hash <= s.repeat_hash_bits \
                     and earlier.mask.shape == segment.mask.shape \
-                    and mask_difference(earlier.mask, segment.mask) < self._same_share \
-                    and not glyph_changed(earlier.mask, segment.mask, self._glyph_share):
+                    and mask_difference(earlier.mask, segment.mask) < s.repeat_difference \
+                    and not glyph_changed(earlier.mask, segment.mask, s.repeat_glyph_change):
                 return key
         latest = self._latest.get(segment.band)
         if latest is not None:
             before, key = latest
             if before.end == segment.start and before.mask.shape == segment.mask.shape \
-                    and exact_lost_share(before.mask, segment.mask) <= self._kept_share \
-                    and exact_lost_share(segment.mask, before.mask) <= self._kept_share:
+                    and exact_lost_share(before.mask, segment.mask) <= s.change_threshold \
+                    and exact_lost_share(segment.mask, before.mask) <= s.change_threshold:
                 return key
         return None
 
@@ -229,27 +224,13 @@ def _band_blackouts(static: list[TextBox], bands: list[Band]) -> list[tuple[int,
     return boxes
 
 
-def _in_background(function: Callable, *args) -> Future:
-    """``function(*args)`` on a daemon thread: a run that fails early does not wait for it."""
-    future: Future = Future()
-
-    def run() -> None:
-        try:
-            future.set_result(function(*args))
-        except BaseException as exc:
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="engine-setup", daemon=True).start()
-    return future
-
-
 def _engine_future(engine: OcrEngine | None, settings: Settings) -> Future:
     """The OCR engine, being set up: segments queue for it meanwhile, so only the first read
     waits for the engine, never the decoding."""
-    if engine is None and engine_traits(settings.ocr.engine).set_up_in_background:
-        return _in_background(create_engine, settings.ocr)
+    if engine is None:
+        return set_up(settings.ocr)
     future: Future = Future()
-    future.set_result(engine or create_engine(settings.ocr))
+    future.set_result(engine)
     return future
 
 
@@ -309,6 +290,8 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     region = find_bands(info, settings.region, detector or standalone, start, end)
     bands, static = region.bands, region.static
     appearance = learn_appearance(_strips_by_plane(region, info, settings, start, end), settings.segment)
+    logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
+        f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
     logger.info("subtitle appearance: %s", appearance)
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
@@ -331,13 +314,15 @@ def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCal
     showing's key. ``on_segment`` sees each segment as it closes (the OCR worker reads first
     showings meanwhile); ``after_frame`` may stop decoding early."""
     segmenters = [Segmenter(i, scan.segment_settings) for i in range(len(scan.bands))]
-    cache = _ReadingCache(settings.segment.repeat_difference, settings.segment.change_threshold,
-                          settings.segment.repeat_glyph_change)
+    cache = _ReadingCache(settings.segment)
     segments: list[tuple[Segment, int]] = []
 
     def accept(segment: Segment) -> None:
         if not segment.settled and segment.end - segment.start < settings.align.min_duration:
-            return  # a glimpse of stroke-like background, or flicker too short to become a cue
+            # a glimpse of stroke-like background, or flicker too short to become a cue
+            logger.info("band %d, %.2f-%.2f s: shown too briefly to be a cue (align.min_duration), not read",
+                        segment.band, segment.start, segment.end)
+            return
         if segment.image.ndim == 3:
             segment.image = yuv_to_bgr(segment.image)
         key = cache.lookup(segment)
@@ -527,8 +512,13 @@ def _strips_by_plane(region: Region, info: VideoInfo, settings: Settings, start:
 def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
     cues: list[Cue] = []
     for band in range(band_count):
-        pairs = [(segment, _prepared(results[key], lang)) for segment, key in segments if segment.band == band]
-        cues.extend(align(pairs, settings.align))
+        pairs = [(segment, _prepared(results[key], lang), results[key]) for segment, key in segments
+                 if segment.band == band]
+        for segment, reading, raw in pairs:
+            if not reading.text.strip():
+                logger.info("band %d, %.2f-%.2f s: nothing read%s (the engine read %r)", band, segment.start,
+                            segment.end, "" if lang in ("all", "auto") else f" in {lang}", raw.text)
+        cues.extend(align([(segment, reading) for segment, reading, _ in pairs], settings.align))
     return sorted(cues, key=lambda c: (c.start, c.band))
 
 

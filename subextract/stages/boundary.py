@@ -65,7 +65,9 @@ def _shows(mask: np.ndarray, lift: np.ndarray, segment: Segment, settings: Segme
 
 
 def refine_boundaries(segments: Sequence[Segment], decode_range: DecodeRange, frame_duration: float,
-                      settings: SegmentSettings, join_gap: float = 1.0) -> list[Segment]:
+                      settings: SegmentSettings, join_gap: float | None = None) -> list[Segment]:
+    """``join_gap``: re-decodes closer than this are one range (default: the settings' refine_join_gap)."""
+    join_gap = settings.refine_join_gap if join_gap is None else join_gap
     wanted = [gap for segment in segments for gap in _intervals(segment, frame_duration)]
     if not wanted:
         return list(segments)

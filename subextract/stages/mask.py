@@ -123,8 +123,7 @@ def exact_lost_share(core: np.ndarray, mask: np.ndarray) -> float:
     return np.count_nonzero(core & ~mask) / core_count if core_count else 1.0
 
 
-def fading_out(core: np.ndarray, mask: np.ndarray, max_new_share: float = 0.1,
-               min_line_share: float = 0.2) -> bool:
+def fading_out(core: np.ndarray, mask: np.ndarray, max_new_share: float, min_line_share: float) -> bool:
     """Whether ``mask`` is the core's text fading: (almost) no strokes of its own, and every line of
     the core still partly there. A line taken away (a two-line cue becoming one) keeps none of
     its strokes; new text brings strokes of its own."""

@@ -21,9 +21,6 @@ from subextract.schema import Band, VideoInfo
 from subextract.stages.appearance import LineStrip
 from subextract.stages.sample import DecodeRequest, decode_frames
 
-_MAX_LINE_HEIGHT = 0.15  # share of the frame height: taller "lines" are not subtitle text
-_EDGE_ZONE = 0.35  # a zone seen in one frame only is trusted when this close to the top or bottom
-_SAME_EDGES = 0.6  # correlation of edge maps above which two crops show the same glyphs
 _BOX = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$")
 
 
@@ -101,7 +98,7 @@ def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end:
     return [picked[k] for k in sorted(picked)]
 
 
-def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float) -> list[TextBox]:
+def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float, max_line_height: float) -> list[TextBox]:
     """Line boxes in each frame; shapes no text line has (tall blobs the detector sometimes
     returns on cartoons or textures) are dropped. Frames are detected on all cores at once (the
     detector releases the GIL), as nothing else runs yet."""
@@ -112,7 +109,7 @@ def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float) -> list[T
         frame_height = frame.shape[0] / scale
         for x0, y0, x1, y1 in found:
             box = TextBox(index, x0 / scale, y0 / scale, x1 / scale, y1 / scale)
-            if box.height <= _MAX_LINE_HEIGHT * frame_height and box.x1 - box.x0 >= 0.8 * box.height:
+            if box.height <= max_line_height * frame_height and box.x1 - box.x0 >= 0.8 * box.height:
                 boxes.append(box)
     return boxes
 
@@ -124,12 +121,12 @@ def _edges(frame: np.ndarray, box: TextBox, scale: float) -> np.ndarray:
     return np.hypot(cv2.Sobel(crop, cv2.CV_32F, 1, 0), cv2.Sobel(crop, cv2.CV_32F, 0, 1))
 
 
-def _same_picture(a: np.ndarray, b: np.ndarray) -> bool:
+def _same_picture(a: np.ndarray, b: np.ndarray, threshold: float) -> bool:
     """Whether two crops show the same glyphs: their edge maps correlate. Edges survive a
     translucent logo's changing background; two subtitles of one size at one place do not match."""
     a, b = a - a.mean(), b - b.mean()
     denominator = float(np.sqrt((a * a).sum() * (b * b).sum()))
-    return denominator > 0 and float((a * b).sum()) / denominator >= _SAME_EDGES
+    return denominator > 0 and float((a * b).sum()) / denominator >= threshold
 
 
 def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: float,
@@ -142,7 +139,8 @@ def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: 
         edges = _edges(frames[box.frame], box, scale)
         frames_with_it = {box.frame} | {frame for frame in range(len(frames)) if frame != box.frame
                                         and any(other.frame == frame and box.iou(other) > 0.6 for other in boxes)
-                                        and _same_picture(edges, _edges(frames[frame], box, scale))}
+                                        and _same_picture(edges, _edges(frames[frame], box, scale),
+                                                          settings.same_edges)}
         is_static = len(frames) >= 3 and len(frames_with_it) >= settings.static_share * len(frames)
         if is_static:
             static.append(box)
@@ -162,7 +160,7 @@ def subtitle_rows(boxes: Sequence[TextBox], info: VideoInfo, settings: RegionSet
             zone.append(box)
         else:
             zones.append([box])
-    supported = [z for z in zones if len({b.frame for b in z}) >= 2 or _near_edge(z, info)]
+    supported = [z for z in zones if len({b.frame for b in z}) >= 2 or _near_edge(z, info, settings.edge_zone)]
     supported.sort(key=lambda z: -len({b.frame for b in z}))
     if not supported:
         return []
@@ -171,9 +169,9 @@ def subtitle_rows(boxes: Sequence[TextBox], info: VideoInfo, settings: RegionSet
             for z in supported if len({b.frame for b in z}) >= 0.3 * best][:2]
 
 
-def _near_edge(zone: Sequence[TextBox], info: VideoInfo) -> bool:
+def _near_edge(zone: Sequence[TextBox], info: VideoInfo, edge_zone: float) -> bool:
     centre = float(np.mean([b.centre_y for b in zone]))
-    return centre <= _EDGE_ZONE * info.height or centre >= (1 - _EDGE_ZONE) * info.height
+    return centre <= edge_zone * info.height or centre >= (1 - edge_zone) * info.height
 
 
 def bands_from_rows(rows, info: VideoInfo, settings: RegionSettings) -> list[Band]:
@@ -228,7 +226,7 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
     fixed = fixed_bands(settings.mode, info, settings)
     frames = prescan_frames(info, settings, start, end)
     scale = frames[0].shape[1] / info.width if frames else 1.0
-    boxes = detect_boxes(frames, detector(), scale)
+    boxes = detect_boxes(frames, detector(), scale, settings.max_line_height)
     static, moving = split_static(boxes, frames, scale, settings)
     if fixed is not None:
         lines = [box for box in moving if any(band.y <= box.centre_y <= band.y + band.height

@@ -15,6 +15,7 @@ frames (``_Fading``) given back to it.
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from subextract.schema import Segment
 from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, centred, exact_lost_share,
                                     fading_out, has_text_line, is_line_like, lost_share, mask_hash, still_shown,
                                     stroke_lift, text_lines, text_mask)
+
+logger = logging.getLogger(__name__)
 
 
 def stroke_contrast(view: np.ndarray, core: np.ndarray, ring: np.ndarray) -> float:
@@ -195,7 +198,8 @@ class Segmenter:
             # losing them says nothing until the core has settled.
             settled = current.frames >= self.settings.confirm_frames
             lost = settled and lost_share(current.core, mask) > self.settings.change_threshold \
-                and not fading_out(current.core, mask)
+                and not fading_out(current.core, mask, self.settings.fade_new_share,
+                                   self.settings.fade_line_share)
             if (not holds_text or lost) and settled and current.gain is None \
                     and self._added_line(current, mask) is None \
                     and not self._brings_own_text(current, mask) \
@@ -412,9 +416,16 @@ class Segmenter:
         for frame in segment.recent:
             segment.keeper.offer(frame.band)
         if not segment.keeper.frames or \
-                np.count_nonzero(segment.core) < self.settings.text_hold * self._min_pixels(segment.core) \
-                or not has_text_line(segment.core, self.settings.min_line_density):
+                np.count_nonzero(segment.core) < self.settings.text_hold * self._min_pixels(segment.core):
+            logger.info("band %d, %.2f-%.2f s: strokes seen, too few stable ones for text (raise or lower "
+                        "segment.min_text_share)", self.band_index, segment.start, end_pts)
             return
+        if not has_text_line(segment.core, self.settings.min_line_density):
+            logger.info("band %d, %.2f-%.2f s: strokes seen, none packed like a text line (segment.min_line_density)",
+                        self.band_index, segment.start, end_pts)
+            return
+        logger.debug("band %d, %.2f-%.2f s: segment of %d frames", self.band_index, segment.start, end_pts,
+                     segment.keeper.seen)
         image, core = segment.keeper.median(), segment.core
         self._last_end = end_pts
         yield Segment(band=self.band_index, start=segment.start, end=end_pts,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+from concurrent.futures import Future
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -22,7 +23,7 @@ from subextract.errors import SubextractError
 from subextract.schema import LineBox, Reading, TextLine
 
 __all__ = ["ENGINES", "EnginePool", "EngineTraits", "OcrEngine", "OcrFailure", "Reading", "SerializedEngine",
-           "TextLine", "create_engine", "engine_traits"]
+           "TextLine", "create_engine", "engine_traits", "set_up"]
 
 
 class OcrFailure(SubextractError):
@@ -89,20 +90,40 @@ def create_engine(settings: OcrSettings) -> OcrEngine:
     return getattr(importlib.import_module(module), cls)(settings)
 
 
+def set_up(settings: OcrSettings) -> "Future[OcrEngine]":
+    """The engine, being created: on a daemon thread of its own when its traits say its set-up
+    runs beside probing and decoding (a run that fails early does not wait for it), else now."""
+    future: Future = Future()
+    if not engine_traits(settings.engine).set_up_in_background:
+        future.set_result(create_engine(settings))
+        return future
+
+    def run() -> None:
+        try:
+            future.set_result(create_engine(settings))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="engine-setup", daemon=True).start()
+    return future
+
+
 class SerializedEngine:
     """One engine instance for several threads, one batch at a time; each job's OCR worker still
-    gathers what queued up meanwhile into one batch."""
+    gathers what queued up meanwhile into one batch. Handed out while it is still being set up:
+    the jobs probe and decode meanwhile, only their first read waits for it."""
 
-    def __init__(self, engine: OcrEngine) -> None:
+    def __init__(self, engine: "Future[OcrEngine]") -> None:
         self._engine = engine
         self._lock = threading.Lock()
 
     def read_batch(self, *args: Any) -> list[Reading]:
+        engine = self._engine.result()
         with self._lock:
-            return self._engine.read_batch(*args)
+            return engine.read_batch(*args)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)
+        return getattr(self._engine.result(), name)
 
 
 class EnginePool:
@@ -123,6 +144,6 @@ class EnginePool:
             return self._local.engine
         with self._lock:
             if self._shared is None:
-                engine = create_engine(self._settings)
-                self._shared = engine if self._traits.sharing == "concurrent" else SerializedEngine(engine)
+                self._shared = (create_engine(self._settings) if self._traits.sharing == "concurrent"
+                                else SerializedEngine(set_up(self._settings)))
             return self._shared

@@ -39,23 +39,24 @@ class OpenAiEngine:
 
     def read_batch(self, images: Sequence[np.ndarray],
                    line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
-        """The model reads each whole strip: the segmenter's line boxes are not needed."""
-        return read_pictures(images, self.settings, self._send_all)
+        """The model reads each whole strip; the segmenter's line boxes bound each reply's length."""
+        return read_pictures(images, self.settings, self._send_all, line_boxes)
 
-    def _send_all(self, pictures: Sequence[np.ndarray]) -> list[Reply]:
+    def _send_all(self, pictures: Sequence[np.ndarray], limits: Sequence[int]) -> list[Reply]:
         try:
-            return [_reply(c) for c in self._client.complete_all([self._request_body(p) for p in pictures])]
+            bodies = [self._request_body(p, limit) for p, limit in zip(pictures, limits)]
+            return [_reply(c) for c in self._client.complete_all(bodies)]
         except CompletionsFailed as failure:
             raise SendFailure(str(failure), [_reply(c) if c else None for c in failure.completions]) from None
 
-    def _request_body(self, picture: np.ndarray) -> dict[str, Any]:
+    def _request_body(self, picture: np.ndarray, max_tokens: int) -> dict[str, Any]:
         url = "data:image/png;base64," + base64.b64encode(to_png(picture)).decode("ascii")
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
                                                       {"type": "text", "text": self.settings.prompt}]}],
             "temperature": self.settings.temperature,
-            "max_tokens": self.settings.max_tokens,
+            "max_tokens": max_tokens,
             "logprobs": True,
         }
         # vLLM's extensions, sent only when used so that other servers accept the request.

@@ -73,31 +73,37 @@ class TransformersEngine:
 
     def read_batch(self, images: Sequence[np.ndarray],
                    line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
-        """The model reads each whole strip: the segmenter's line boxes are not needed."""
-        return read_pictures(images, self.settings, self._generate)
+        """The model reads each whole strip; the segmenter's line boxes bound each reply's length."""
+        return read_pictures(images, self.settings, self._generate, line_boxes)
 
-    def _generate(self, pictures: Sequence[np.ndarray]) -> list[Reply]:
+    def _generate(self, pictures: Sequence[np.ndarray], limits: Sequence[int]) -> list[Reply]:
         replies: list[Reply] = []
         for start in range(0, len(pictures), self.batch_size):
             try:
-                replies.extend(self._generate_batch(pictures[start:start + self.batch_size]))
+                replies.extend(self._generate_batch(pictures[start:start + self.batch_size],
+                                                    limits[start:start + self.batch_size]))
             except Exception as exc:  # noqa: BLE001 - an engine failure ends the run with one line
                 raise SubextractError(f"transformers failed: {one_line(exc)}") from None
         return replies
 
-    def _generate_batch(self, pictures: Sequence[np.ndarray]) -> list[Reply]:
+    def _generate_batch(self, pictures: Sequence[np.ndarray], limits: Sequence[int]) -> list[Reply]:
         import torch
 
         inputs = self._processor(text=[self._prompt] * len(pictures), images=[to_pil(p) for p in pictures],
                                  padding=True, return_tensors="pt").to(self.device, dtype=self._model.dtype)
+        # One generate call runs to its longest row's bound; each row is then cut to its own.
+        kwargs = dict(self.generation_kwargs)
+        kwargs["max_new_tokens"] = min(kwargs["max_new_tokens"], max(limits))
+        if "min_new_tokens" in kwargs:
+            kwargs["min_new_tokens"] = min(kwargs["min_new_tokens"], kwargs["max_new_tokens"])
         with torch.inference_mode():
-            output = self._model.generate(**inputs, **self.generation_kwargs, return_dict_in_generate=True,
-                                          output_scores=True)
+            output = self._model.generate(**inputs, **kwargs, return_dict_in_generate=True, output_scores=True)
             new_tokens = output.sequences[:, inputs["input_ids"].shape[1]:]
             log_probs = self._model.compute_transition_scores(output.sequences, output.scores, normalize_logits=True)
         # A row's reply ends at its first stop token; generate pads the rows that finished early.
         stopped = torch.isin(new_tokens, torch.tensor(self._stop_ids, device=new_tokens.device))
         in_reply = (stopped.int().cumsum(dim=1) == 0).cpu()
+        in_reply &= torch.arange(in_reply.shape[1]) < torch.tensor(list(limits)).unsqueeze(1)
         new_tokens, log_probs = new_tokens.cpu(), log_probs.float().cpu()
         replies = []
         for tokens, scores, keep in zip(new_tokens, log_probs, in_reply):

@@ -40,16 +40,25 @@ class VllmEngine:
 
     def read_batch(self, images: Sequence[np.ndarray],
                    line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
-        """The model reads each whole strip: the segmenter's line boxes are not needed."""
-        return read_pictures(images, self.settings, self._generate)
+        """The model reads each whole strip; the segmenter's line boxes bound each reply's length."""
+        return read_pictures(images, self.settings, self._generate, line_boxes)
 
-    def _generate(self, pictures: Sequence[np.ndarray]) -> list[Reply]:
+    def _generate(self, pictures: Sequence[np.ndarray], limits: Sequence[int]) -> list[Reply]:
         requests = [{"prompt": self._prompt, "multi_modal_data": {"image": to_pil(p)}} for p in pictures]
         try:
-            outputs = self._llm.generate(requests, self._params, use_tqdm=False)
+            outputs = self._llm.generate(requests, [self._bounded(limit) for limit in limits], use_tqdm=False)
         except Exception as exc:  # noqa: BLE001 - an engine failure ends the run with one line
             raise SubextractError(f"vLLM failed: {one_line(exc)}") from None
         return [Reply(text=o.outputs[0].text, confidence=mean_token_probability(o.outputs[0])) for o in outputs]
+
+    def _bounded(self, max_tokens: int) -> Any:
+        """The sampling parameters with a reply of at most ``max_tokens`` (the shared ones when they allow no more)."""
+        if max_tokens >= self._params.max_tokens:
+            return self._params
+        bounded = self._params.clone()
+        bounded.max_tokens = max_tokens
+        bounded.min_tokens = min(bounded.min_tokens, max_tokens)
+        return bounded
 
 
 def render_prompt(llm: Any, settings: OcrSettings) -> str:

@@ -7,6 +7,10 @@ second). With ``stack`` > 1, several crops are stacked into one picture and the 
 to hold one line per strip; a reply with any other number of lines is read again one strip per
 request, so stacking never costs accuracy, only time when it does not fit.
 
+Each request's reply is bounded by what its text lines can hold (``line_tokens`` per unit of a
+line's width over its height, from the segmenter's line boxes), never more than ``max_tokens``:
+a subtitle line never needs 128 tokens, and a model caught in a repetition loop stops early.
+
 Confidence: the mean probability of the reply's tokens when the engine reports log-probabilities,
 otherwise 1.0. A stacked reply's confidence is shared by all its strips. VLMs give no geometry,
 so each line of a reading gets an equal horizontal slice of the crop as its box.
@@ -26,7 +30,7 @@ from PIL import Image
 
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
-from subextract.schema import Reading, TextLine
+from subextract.schema import LineBox, Reading, TextLine
 from subextract.stages.ocr import OcrFailure
 
 
@@ -44,8 +48,12 @@ class SendFailure(SubextractError):
         self.replies = list(replies)
 
 
-# Grey pictures in, one Reply per picture out, in order; raises SendFailure (or another SubextractError) on failure.
-Send = Callable[[Sequence[np.ndarray]], list[Reply]]
+# Pictures and each one's reply bound in tokens in, one Reply per picture out, in order; raises
+# SendFailure (or another SubextractError) on failure.
+Send = Callable[[Sequence[np.ndarray], Sequence[int]], list[Reply]]
+
+# Room beyond the lines' own bound: a language tag, the separators, a reply's last token.
+_TOKEN_SLACK = 8
 
 _LANGUAGE_TAG = re.compile(r"^\[([a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?)\]\s*(.*)$")
 
@@ -139,16 +147,30 @@ def make_reading(lines: Sequence[str], confidence: float, shape: tuple[int, ...]
     return Reading(lines=tuple(text_lines))
 
 
+def token_bound(boxes: Sequence[LineBox] | None, settings: OcrSettings) -> int:
+    """The most tokens a reply to one strip may need: ``line_tokens`` per unit of each line's
+    width over its height (a glyph is about as wide as the line is high, a Latin letter half that,
+    and a token holds at least one glyph), plus some slack; ``max_tokens`` when the strip's lines
+    are not known or the bound is off."""
+    if not settings.line_tokens or not boxes:
+        return settings.max_tokens
+    need = sum(math.ceil(settings.line_tokens * (x1 - x0) / max(1, y1 - y0)) for x0, y0, x1, y1 in boxes)
+    return min(settings.max_tokens, need + _TOKEN_SLACK)
+
+
 def chunks(count: int, size: int) -> list[list[int]]:
     """Indices 0..count-1 in consecutive groups of at most ``size``."""
     size = max(1, size)
     return [list(range(start, min(start + size, count))) for start in range(0, count, size)]
 
 
-def read_pictures(images: Sequence[np.ndarray], settings: OcrSettings, send: Send) -> list[Reading]:
+def read_pictures(images: Sequence[np.ndarray], settings: OcrSettings, send: Send,
+                  line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
     """One Reading per crop: stacked requests first (``settings.stack``), then one request per
-    strip for every stack whose reply does not have one line per strip."""
+    strip for every stack whose reply does not have one line per strip. ``line_boxes``, the
+    segmenter's text lines of each crop, bound each reply's length (``token_bound``)."""
     strips = [prepare(image, settings.max_side, settings.max_pixels) for image in images]
+    bounds = [token_bound(line_boxes[i] if line_boxes is not None else None, settings) for i in range(len(images))]
     readings: list[Reading | None] = [None] * len(images)
 
     def assign(groups: list[list[int]], replies: Sequence[Reply | None]) -> list[int]:
@@ -172,11 +194,15 @@ def read_pictures(images: Sequence[np.ndarray], settings: OcrSettings, send: Sen
     def pictures(groups: list[list[int]]) -> list[np.ndarray]:
         return [strips[g[0]] if len(g) == 1 else stack_strips([strips[i] for i in g]) for g in groups]
 
+    def limits(groups: list[list[int]]) -> list[int]:
+        """A stack's bound: its strips' together, one line each; never above ``max_tokens``."""
+        return [bounds[g[0]] if len(g) == 1 else min(settings.max_tokens, sum(bounds[i] for i in g)) for g in groups]
+
     pending = chunks(len(images), settings.stack)
     try:
-        pending = [[i] for i in assign(pending, send(pictures(pending)))]
+        pending = [[i] for i in assign(pending, send(pictures(pending), limits(pending)))]
         if pending:
-            assign(pending, send(pictures(pending)))
+            assign(pending, send(pictures(pending), limits(pending)))
     except SendFailure as failure:
         assign(pending, failure.replies)  # what the failing call did read is kept
         raise OcrFailure(str(failure), readings) from None

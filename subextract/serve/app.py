@@ -1,0 +1,447 @@
+"""The HTTP API and the proofreading page, as a Starlette application served by uvicorn.
+
+Starlette rather than FastAPI: the two endpoints that matter most work below what FastAPI adds.
+An upload must be counted and refused (413) while it streams, which FastAPI's ``UploadFile``
+(Starlette's form parser, spooling the whole body first) cannot do, and the cue stream is a
+plain streaming response. What FastAPI would bring on top (pydantic models, OpenAPI pages) is
+not worth the extra dependency for a dozen routes; the API is documented in the README.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import re
+import shutil
+import time
+import uuid
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from subextract.errors import SubextractError
+from subextract.serve.metrics import CONTENT_TYPE, Metrics
+from subextract.serve.options import parse_options
+from subextract.serve.service import ServiceConfig
+from subextract.serve.store import ACTIVE, ORIGINAL, Store
+from subextract.serve.upload import UploadError, receive_upload
+from subextract.serve.worker import WorkerPool
+from subextract.schema import Cue
+
+log = logging.getLogger(__name__)
+access_log = logging.getLogger("subextract.serve.access")
+
+MAX_JSON = 1024 * 1024  # bytes of a URL job's body
+RETRY_AFTER = 10  # seconds a client told "queue full" should wait
+_STREAM_POLL = 0.25  # seconds between looks at the store for new cues
+_KEEPALIVE = 15.0  # seconds of silence after which an SSE comment keeps proxies from closing the stream
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+FORMATS = {"srt": "application/x-subrip", "vtt": "text/vtt", "ass": "text/x-ssa", "json": "application/json"}
+
+
+class Service:
+    """What the routes share: the configuration, the store, the workers and the metrics."""
+
+    def __init__(self, config: ServiceConfig) -> None:
+        from subextract.config import preset_names
+
+        self.config = config
+        (config.data / "jobs").mkdir(parents=True, exist_ok=True)
+        self.store = Store(config.database)
+        self.metrics = Metrics(self.store)
+        self.pool = WorkerPool(config, self.store, self.metrics)
+        self.presets = preset_names()
+        self.can_translate = config.can_translate()
+
+    def start(self) -> None:
+        requeued, given_up = self.store.requeue_interrupted(self.config.max_attempts)
+        if requeued or given_up:
+            log.info("restart: %d interrupted jobs queued again, %d given up", requeued, given_up)
+        self.pool.start()
+
+    def stop(self) -> None:
+        self.pool.shutdown(self.config.shutdown_grace)
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> HTTPException:
+    return HTTPException(status_code=status, detail=message, headers=headers)
+
+
+async def _http_error(_request: Request, exc: HTTPException) -> Response:
+    return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+
+
+class Gate:
+    """Outermost layer: request id, API key, one log line and the latency metric per request,
+    and a one-line 500 (the traceback goes to the log only) when a route fails."""
+
+    def __init__(self, app, service: Service) -> None:
+        self.app = app
+        self.service = service
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        given = headers.get("x-request-id", "")
+        request_id = given if _REQUEST_ID.match(given) else uuid.uuid4().hex[:12]
+        began = time.perf_counter()
+        outcome = {"status": 0}
+
+        async def send_with_id(message) -> None:
+            if message["type"] == "http.response.start":
+                outcome["status"] = message["status"]
+                message = {**message, "headers": [*message.get("headers", []),
+                                                   (b"x-request-id", request_id.encode())]}
+                route = scope.get("route")
+                self.service.metrics.request_latency.labels(
+                    scope["method"], getattr(route, "path", "unmatched"), str(message["status"])
+                ).observe(time.perf_counter() - began)
+            await send(message)
+
+        try:
+            if self._refused(scope["path"], headers.get("authorization", "")):
+                response = JSONResponse({"error": "missing or wrong API key (Authorization: Bearer KEY)"},
+                                        status_code=401, headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send_with_id)
+            else:
+                await self.app(scope, receive, send_with_id)
+        except Exception:
+            log.exception("request %s failed", request_id)
+            if not outcome["status"]:
+                await JSONResponse({"error": f"internal error (request {request_id})"},
+                                   status_code=500)(scope, receive, send_with_id)
+        finally:
+            client = scope.get("client")
+            fields = {"id": request_id, "client": f"{client[0]}:{client[1]}" if client else "-",
+                      "method": scope["method"], "path": scope["path"], "status": outcome["status"] or "aborted",
+                      "duration_ms": round((time.perf_counter() - began) * 1000, 1)}
+            access_log.info("request %s", " ".join(f"{k}={v}" for k, v in fields.items()),
+                            extra={"request": fields})
+
+    def _refused(self, path: str, authorization: str) -> bool:
+        key = self.service.config.api_key
+        if not key or not path.startswith("/v1/"):
+            return False
+        scheme, _, token = authorization.partition(" ")
+        return scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode())
+
+
+def create_app(config: ServiceConfig) -> Starlette:
+    service = Service(config)
+
+    @asynccontextmanager
+    async def lifespan(_app):
+        service.start()
+        try:
+            yield
+        finally:
+            await run_in_threadpool(service.stop)
+
+    routes = [
+        Route("/", _page),
+        Mount("/static", StaticFiles(packages=[("subextract.serve", "web")]), name="static"),
+        Route("/health", _health),
+        Route("/ready", _ready),
+        Route("/metrics", _metrics),
+        Route("/v1/jobs", _create_job, methods=["POST"]),
+        Route("/v1/jobs", _list_jobs, methods=["GET"]),
+        Route("/v1/jobs/{job_id}", _get_job, methods=["GET"]),
+        Route("/v1/jobs/{job_id}", _delete_job, methods=["DELETE"]),
+        Route("/v1/jobs/{job_id}/subtitles.{fmt}", _subtitles, methods=["GET"]),
+        Route("/v1/jobs/{job_id}/cues", _cues, methods=["GET"]),
+        Route("/v1/jobs/{job_id}/cues/{seq:int}", _edit_cue, methods=["PATCH"]),
+        Route("/v1/jobs/{job_id}/cues/{seq:int}/crop.png", _crop, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    app.state.service = service
+    app.add_middleware(Gate, service=service)
+    return app
+
+
+def _service(request: Request) -> Service:
+    return request.app.state.service
+
+
+# -- the page and the probes -----------------------------------------------------------------
+
+def _page(_request: Request) -> Response:
+    page = resources.files("subextract.serve").joinpath("web/index.html").read_text(encoding="utf-8")
+    return Response(page, media_type="text/html; charset=utf-8")
+
+
+def _health(_request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+def _ready(request: Request) -> Response:
+    service = _service(request)
+    queued = service.store.queued()
+    reasons = []
+    if service.pool.engine_error:
+        reasons.append(f"the OCR engine failed to start: {service.pool.engine_error}")
+    elif not service.pool.engines_ready.is_set():
+        reasons.append("the OCR engine is starting")
+    if queued >= service.config.max_queue:
+        reasons.append("the queue is full")
+    body = {"ready": not reasons, "queued": queued, "running": service.pool.running(),
+            "workers": service.config.workers, "reasons": reasons}
+    return JSONResponse(body, status_code=503 if reasons else 200)
+
+
+def _metrics(request: Request) -> Response:
+    return Response(_service(request).metrics.render(), media_type=CONTENT_TYPE)
+
+
+# -- jobs ------------------------------------------------------------------------------------
+
+def _check_queue(service: Service) -> None:
+    if service.store.queued() >= service.config.max_queue:
+        raise _error(429, f"the queue is full ({service.config.max_queue} jobs waiting); try again later",
+                     {"Retry-After": str(RETRY_AFTER)})
+
+
+async def _create_job(request: Request) -> Response:
+    service = _service(request)
+    _check_queue(service)
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith("multipart/form-data"):
+        job = await _upload_job(request, service, content_type)
+    elif content_type.startswith("application/json"):
+        job = await _url_job(request, service)
+    else:
+        raise _error(415, "send the video as multipart/form-data (field 'file') or JSON {\"url\": ...}")
+    service.pool.wake()
+    return JSONResponse({"id": job.id, "status": job.status}, status_code=202,
+                        headers={"Location": f"/v1/jobs/{job.id}"})
+
+
+async def _upload_job(request: Request, service: Service, content_type: str):
+    from subextract.stages.probe import probe
+
+    config = service.config
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > config.max_upload_bytes:
+        raise _error(413, f"upload larger than the limit ({config.max_upload_mb:g} MiB)")
+    job_id = service.store.new_id()
+    folder = config.job_folder(job_id)
+    folder.mkdir(parents=True)
+    target = folder / "input"
+    try:
+        try:
+            upload = await receive_upload(content_type, request.stream(), target, config.max_upload_bytes)
+        except UploadError as exc:
+            raise _error(exc.status, str(exc)) from None
+        except ClientDisconnect:
+            raise _error(400, "the client went away during the upload") from None
+        options = _options(service, {name: values for name, values in upload.fields.items()})
+        try:
+            # The content decides, never the name: FFmpeg opens it with real container demuxers only,
+            # so a playlist or a concat list named .mp4 is refused here, as are pictures and text.
+            await run_in_threadpool(probe, str(target))
+        except SubextractError as exc:
+            raise _error(415, f"{upload.filename}: {str(exc).removeprefix(f'{target}: ')}") from None
+        _check_queue(service)
+        return service.store.add(job_id, "upload", str(target), upload.filename, options.stored())
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+async def _url_job(request: Request, service: Service):
+    from subextract.stages.source import check_url
+
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > MAX_JSON:
+            raise _error(413, f"JSON body larger than {MAX_JSON} bytes")
+    try:
+        values = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise _error(400, "the body is not JSON") from None
+    if not isinstance(values, dict) or not isinstance(values.get("url"), str):
+        raise _error(400, "expected a JSON object with \"url\" (and options)")
+    url = values.pop("url").strip()
+    options = _options(service, values)
+    try:
+        await run_in_threadpool(check_url, url)  # resolves the host: off the event loop
+    except SubextractError as exc:
+        raise _error(400, str(exc)) from None
+    return service.store.add(service.store.new_id(), "url", url, url, options.stored())
+
+
+def _options(service: Service, values: dict[str, Any]):
+    try:
+        return parse_options(values, service.presets, service.can_translate)
+    except SubextractError as exc:
+        raise _error(400, str(exc)) from None
+
+
+def _job_or_404(service: Service, job_id: str):
+    job = service.store.get(job_id)
+    if job is None:
+        raise _error(404, f"no job {job_id}")
+    return job
+
+
+def _list_jobs(request: Request) -> Response:
+    service = _service(request)
+    status = request.query_params.get("status")
+    try:
+        limit = min(max(int(request.query_params.get("limit", "100")), 1), 1000)
+    except ValueError:
+        raise _error(400, "limit: expected a whole number") from None
+    return JSONResponse({"jobs": [job.public() for job in service.store.jobs(limit, status)]})
+
+
+def _get_job(request: Request) -> Response:
+    service = _service(request)
+    job = _job_or_404(service, request.path_params["job_id"])
+    return JSONResponse({**job.public(), "tracks": service.store.tracks(job.id)})
+
+
+def _delete_job(request: Request) -> Response:
+    service = _service(request)
+    job_id = request.path_params["job_id"]
+    before = service.store.cancel(job_id)
+    if before is None:
+        raise _error(404, f"no job {job_id}")
+    if before in ACTIVE:
+        service.pool.cancel(job_id)
+    shutil.rmtree(service.config.job_folder(job_id), ignore_errors=True)
+    if before in ACTIVE:
+        return JSONResponse({"id": job_id, "status": "cancelled"})
+    service.store.delete(job_id)
+    return JSONResponse({"id": job_id, "status": "deleted"})
+
+
+def _finished_job(service: Service, job_id: str):
+    job = _job_or_404(service, job_id)
+    if job.status != "done":
+        raise _error(409, f"job {job_id} is {job.status}" + (f": {job.error}" if job.error else ""))
+    return job
+
+
+def _subtitles(request: Request) -> Response:
+    from subextract.stages.write import render
+
+    service = _service(request)
+    fmt = request.path_params["fmt"]
+    if fmt not in FORMATS:
+        raise _error(404, f"no format {fmt!r} (formats: {', '.join(FORMATS)})")
+    job = _finished_job(service, request.path_params["job_id"])
+    track = request.query_params.get("track", ORIGINAL)
+    if track != ORIGINAL and track not in service.store.tracks(job.id):
+        raise _error(404, f"job {job.id} has no track {track!r}")
+    cues = [stored.cue for stored in service.store.cues(job.id, track)]
+    text = render(cues, fmt, job.metadata)
+    stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", job.name.rsplit("/", 1)[-1]) or job.id
+    name = f"{stem}.{track}.{fmt}" if track else f"{stem}.{fmt}"
+    fallback = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    disposition = f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(name)}"
+    return Response(text, media_type=f"{FORMATS[fmt]}; charset=utf-8", headers={"Content-Disposition": disposition})
+
+
+async def _cues(request: Request) -> Response:
+    """The job's cues as they become final: SSE (``Accept: text/event-stream`` or
+    ``?format=sse``) or JSONL; ``?follow=false`` ends with the cues known now instead of at the
+    job's end; ``?after=SEQ`` or ``Last-Event-ID`` resumes after a cue already seen."""
+    service = _service(request)
+    job = _job_or_404(service, request.path_params["job_id"])
+    params = request.query_params
+    sse = params.get("format") == "sse" or (
+        "text/event-stream" in request.headers.get("accept", "") and params.get("format") != "jsonl")
+    follow = params.get("follow", "true").lower() not in ("false", "0", "no")
+    track = params.get("track", ORIGINAL)
+    try:
+        after = int(params.get("after") or request.headers.get("last-event-id") or -1)
+    except ValueError:
+        raise _error(400, "after: expected a cue number") from None
+
+    async def stream():
+        seen, quiet_since = after, time.monotonic()
+        while True:
+            current = service.store.get(job.id)
+            for stored in service.store.cues(job.id, track, seen):
+                seen = stored.seq
+                quiet_since = time.monotonic()
+                record = json.dumps(stored.record(), ensure_ascii=False)
+                yield f"id: {stored.seq}\nevent: cue\ndata: {record}\n\n" if sse else record + "\n"
+            if current is None or current.status not in ACTIVE or not follow:
+                if sse:
+                    end = {"status": current.status if current else "deleted",
+                           "error": current.error if current else None}
+                    yield f"event: end\ndata: {json.dumps(end)}\n\n"
+                return
+            if sse and time.monotonic() - quiet_since > _KEEPALIVE:
+                quiet_since = time.monotonic()
+                yield ": keep-alive\n\n"
+            await asyncio.sleep(_STREAM_POLL)
+
+    media = "text/event-stream" if sse else "application/x-ndjson"
+    return StreamingResponse(stream(), media_type=f"{media}; charset=utf-8",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+async def _edit_cue(request: Request) -> Response:
+    from subextract.stages.language import detect_language
+
+    service = _service(request)
+    job = _finished_job(service, request.path_params["job_id"])
+    track = request.query_params.get("track", ORIGINAL)
+    seq = request.path_params["seq"]
+    stored = next((c for c in service.store.cues(job.id, track, seq - 1) if c.seq == seq), None)
+    if stored is None:
+        raise _error(404, f"job {job.id} has no cue {seq}")
+    try:
+        change = json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError):
+        raise _error(400, "the body is not JSON") from None
+    if not isinstance(change, dict) or set(change) - {"text", "start", "end"}:
+        raise _error(400, "expected a JSON object with any of \"text\", \"start\", \"end\"")
+    cue = stored.cue
+    start, end = change.get("start", cue.start), change.get("end", cue.end)
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in (start, end)) \
+            or not 0 <= start < end:
+        raise _error(400, "start and end: seconds, 0 <= start < end")
+    lines, languages = cue.lines, cue.languages
+    if "text" in change:
+        text = change["text"]
+        if not isinstance(text, str) or not text.strip():
+            raise _error(400, "text: the cue's text, not empty")
+        lines = tuple(line.strip() for line in text.strip().splitlines() if line.strip())
+        languages = tuple(cue.languages[i] if i < len(cue.languages) and lines[i] == cue.lines[i]
+                          else detect_language(line) for i, line in enumerate(lines))
+    edited = Cue(float(start), float(end), lines, languages, cue.confidence, cue.band)
+    service.store.edit_cue(job.id, track, seq, edited)
+    stored.cue, stored.edited = edited, True
+    return JSONResponse(stored.record())
+
+
+def _crop(request: Request) -> Response:
+    from subextract.serve.crops import cue_picture
+    from subextract.serve.worker import CROPS
+
+    service = _service(request)
+    job = _finished_job(service, request.path_params["job_id"])
+    seq = request.path_params["seq"]
+    stored = next((c for c in service.store.cues(job.id, ORIGINAL, seq - 1) if c.seq == seq), None)
+    if stored is None:
+        raise _error(404, f"job {job.id} has no cue {seq}")
+    picture = cue_picture(service.config.job_folder(job.id) / CROPS, stored.cue)
+    if picture is None:
+        raise _error(404, f"job {job.id} kept no picture for cue {seq}")
+    return FileResponse(picture, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})

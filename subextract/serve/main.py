@@ -1,0 +1,120 @@
+"""``subextract serve``: parse the options, set the process-wide input policy, run uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import sys
+from pathlib import Path
+
+from subextract.errors import SubextractError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from subextract.cli.options import add_config_option, add_engine_options, count_arg, positive_arg
+
+    parser = argparse.ArgumentParser(
+        prog="subextract serve",
+        description="An HTTP service: POST videos or URLs to /v1/jobs, stream their cues, proofread them at /. "
+                    "Set SUBEXTRACT_API_KEY to require 'Authorization: Bearer KEY' on /v1/.")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    parser.add_argument("--workers", type=count_arg, default=1, metavar="N",
+                        help="jobs run at once, each on its own thread and engine where the engine allows (default: 1)")
+    parser.add_argument("--data", default="subextract-data", metavar="DIR",
+                        help="where the job database, uploads and pictures live (default: ./subextract-data)")
+    parser.add_argument("--max-upload-mb", type=positive_arg, default=2048.0, metavar="MB",
+                        help="largest upload accepted, refused with 413 while it streams (default: 2048)")
+    parser.add_argument("--max-queue", type=count_arg, default=16, metavar="N",
+                        help="jobs that may wait; one more is refused with 429 and Retry-After (default: 16)")
+    parser.add_argument("--job-timeout", type=positive_arg, default=3600.0, metavar="SECONDS",
+                        help="a job running longer fails (default: 3600)")
+    parser.add_argument("--shutdown-grace", type=float, default=30.0, metavar="SECONDS",
+                        help="on SIGTERM, how long running jobs may finish before they go back to the queue "
+                             "(default: 30)")
+    parser.add_argument("--allow-private-network", nargs="?", const="*", metavar="ADDR[:PORT],...",
+                        help="let URL jobs reach loopback, private and other non-public addresses (all, or those "
+                             "listed); by default only public ones")
+    parser.add_argument("--translator-server", metavar="URL",
+                        help="an OpenAI-compatible server for jobs with 'translate' (key: $SUBEXTRACT_API_KEY)")
+    parser.add_argument("--translator-model", metavar="PATH|NAME", help="the translation model")
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
+                        help="the logging level (default: info: a line per request and per job)")
+    parser.add_argument("--log-format", default="text", choices=("text", "json"),
+                        help="json: one JSON object a line, a request's fields as keys (default: text)")
+    add_config_option(parser)
+    add_engine_options(parser)
+    return parser
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object per log record, for log collectors; a request line carries its fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {"time": self.formatTime(record), "level": record.levelname, "logger": record.name,
+                 "message": record.getMessage(), **getattr(record, "request", {})}
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def config_from_args(args: argparse.Namespace):
+    from subextract.serve.service import ServiceConfig
+
+    ocr = {"engine": args.engine, "model": args.model, "server": args.server, "concurrency": args.concurrency,
+           "stack": args.stack, "engine_options": dict(args.engine_option) if args.engine_option else None}
+    return ServiceConfig(
+        data=Path(args.data).resolve(), workers=args.workers, max_queue=args.max_queue,
+        max_upload_mb=args.max_upload_mb, job_timeout=args.job_timeout, shutdown_grace=max(args.shutdown_grace, 0),
+        api_key=os.environ.get("SUBEXTRACT_API_KEY") or None, configs=tuple(args.config or ()),
+        ocr_overrides={k: v for k, v in ocr.items() if v is not None},
+        translator_server=args.translator_server, translator_model=args.translator_model)
+
+
+def _apply_network_policy(allowed: str | None) -> None:
+    """The CLI's policy for URL jobs; an upload is never read as a playlist or list (no --input-format)."""
+    from subextract.cli.options import apply_input_options
+
+    apply_input_options(argparse.Namespace(allow_private_network=allowed, input_format=None))
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from subextract.serve.app import create_app
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonLines() if args.log_format == "json" else
+                         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=args.log_level.upper(), handlers=[handler], force=True)
+    _apply_network_policy(args.allow_private_network)
+    config = config_from_args(args)
+    config.base_settings()  # a bad --config or engine option fails now, with one line
+    try:
+        config.data.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SubextractError(f"--data {args.data}: cannot create it ({exc.strerror})") from None
+    listener = _listen(args.host, args.port)
+    app = create_app(config)
+    logging.getLogger(__name__).info("serving on http://%s:%d/ (data: %s, %d workers, API key %s)", args.host,
+                                     args.port, config.data, config.workers,
+                                     "required" if config.api_key else "not set: the API is open")
+    # Our own access line (request id, client, duration) replaces uvicorn's; open streams get
+    # 5 s after SIGTERM, then the workers get --shutdown-grace.
+    server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_level=args.log_level,
+                                           timeout_graceful_shutdown=5, log_config=None))
+    server.run(sockets=[listener])
+    return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so that a taken port is one line and exit 2 before anything starts."""
+    try:
+        return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                    reuse_port=False)
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise SubextractError(f"cannot listen on {host}:{port} ({reason})") from None

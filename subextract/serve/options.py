@@ -1,0 +1,109 @@
+"""A job's options, as the client sends them (form fields or JSON keys), checked when the job is
+submitted: a bad option is a 400 then, not a failed job later.
+
+The same options as the CLI's, with two differences a shared server needs: ``config`` names
+presets only (a path would let a client read the server's files), and ``watchlist`` is the list's
+text itself, not a file name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from subextract.errors import SubextractError
+
+FIELDS = ("lang", "config", "region", "start", "end", "translate", "watchlist")
+MAX_WATCHLIST = 256 * 1024  # characters
+_REGION = re.compile(r"^(auto|bottom|top|\d+,\d+,\d+,\d+)$")
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    lang: str = "all"
+    config: tuple[str, ...] = field(default_factory=tuple)
+    region: str | None = None
+    start: float = 0.0
+    end: float | None = None
+    translate: str | None = None
+    watchlist: str | None = None
+
+    def stored(self) -> dict[str, Any]:
+        return {**asdict(self), "config": list(self.config)}
+
+    @classmethod
+    def from_stored(cls, data: Mapping[str, Any]) -> "JobOptions":
+        return cls(**{**data, "config": tuple(data.get("config") or ())})
+
+
+def parse_options(values: Mapping[str, Any], allowed_configs: list[str], can_translate: bool) -> JobOptions:
+    """``values``: field → str (a form field), list of str (a repeated one) or a JSON value."""
+    from subextract.cli.options import language_arg, time_arg
+    from subextract.feeds import Watchlist
+
+    unknown = sorted(set(values) - set(FIELDS))
+    if unknown:
+        raise SubextractError(f"unknown option {unknown[0]!r} (options: {', '.join(FIELDS)})")
+    lang = _text(values, "lang") or "all"
+    if lang not in ("all", "auto"):
+        lang = _checked(language_arg, lang, "lang")
+    configs = values.get("config") or []
+    configs = [configs] if isinstance(configs, str) else configs
+    if not isinstance(configs, list) or not all(isinstance(c, str) for c in configs):
+        raise SubextractError("config: a preset name or a list of them")
+    for name in configs:
+        if name not in allowed_configs:
+            raise SubextractError(f"config {name!r}: not a preset of this server ({', '.join(allowed_configs)})")
+    region = _text(values, "region")
+    if region is not None and not _REGION.match(region):
+        raise SubextractError(f"region {region!r}: expected auto, bottom, top or X,Y,W,H")
+    start = _time(values, "start", time_arg) or 0.0
+    end = _time(values, "end", time_arg)
+    if end is not None and end <= start:
+        raise SubextractError(f"end ({end:g} s) must come after start ({start:g} s)")
+    translate = _text(values, "translate")
+    if translate is not None:
+        translate = _checked(language_arg, translate, "translate")
+        if not can_translate:
+            raise SubextractError("translate: this server has no translator (start it with --translator-server)")
+        if translate == lang:
+            raise SubextractError(f"translate {translate}: the cues are already in that language")
+    watchlist = _text(values, "watchlist")
+    if watchlist is not None:
+        if len(watchlist) > MAX_WATCHLIST:
+            raise SubextractError(f"watchlist: longer than {MAX_WATCHLIST} characters")
+        Watchlist.parse(watchlist, "watchlist")
+    return JobOptions(lang=lang, config=tuple(configs), region=region, start=start, end=end, translate=translate,
+                      watchlist=watchlist)
+
+
+def _text(values: Mapping[str, Any], name: str) -> str | None:
+    value = values.get(name)
+    if value is None or value == "":
+        return None
+    if isinstance(value, list):
+        if len(value) != 1:
+            raise SubextractError(f"{name}: given {len(value)} times")
+        value = value[0]
+    if not isinstance(value, str):
+        raise SubextractError(f"{name}: expected text")
+    return value.strip() or None
+
+
+def _time(values: Mapping[str, Any], name: str, parse) -> float | None:
+    value = values.get(name)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    text = _text({name: value}, name)
+    return None if text is None else _checked(parse, text, name)
+
+
+def _checked(parse, value: str, name: str):
+    import argparse
+
+    try:
+        return parse(value)
+    except argparse.ArgumentTypeError as exc:
+        raise SubextractError(f"{name}: {exc}") from None

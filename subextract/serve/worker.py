@@ -1,0 +1,254 @@
+"""Worker threads that take queued jobs from the store and run them, one job per thread.
+
+Threads, not processes: decoding runs in FFmpeg's process and OCR in ONNX Runtime, which release
+the GIL, so threads overlap as well as processes would here, and they share the store, the
+metrics and (per the engine's traits) one engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from subextract.errors import SubextractError
+from subextract.serve.options import JobOptions
+from subextract.serve.service import ServiceConfig
+from subextract.serve.store import ORIGINAL, Job, StoredCue, Store
+from subextract.schema import Cue
+
+log = logging.getLogger(__name__)
+
+_PROGRESS_INTERVAL = 0.5  # seconds between progress writes to the store
+
+
+class JobInterrupted(Exception):
+    """Raised inside a running job (from its progress callback) to stop it: ``reason`` is
+    cancelled, timeout or shutdown."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class JobOutcome:
+    cues: list[Cue]
+    metadata: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    translation: tuple[str, list[Cue]] | None = None  # (language, cues)
+    ocr_calls: int = 0
+    video_seconds: float = 0.0
+    wall_seconds: float = 0.0
+
+
+CROPS = "crops"  # the job folder's sub-folder of OCR pictures (``--save-crops``), shown beside each cue
+
+
+def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
+            on_cue: Callable[[dict], None], progress: Callable[[float, float | None, int], None],
+            on_stage: Callable[[str], None]) -> JobOutcome:
+    """One video's job through ``subextract.job`` (as the CLI and the batch runner run it): cues
+    streamed to ``on_cue`` as feed records the moment they are final, no file written but the OCR
+    pictures; the cues, the metadata and the translation come back to be stored."""
+    from subextract import job as jobs
+    from subextract.feeds import Watchlist
+
+    settings = config.job_settings(options.config, options.region)
+    translator = None
+    if options.translate:
+        from subextract.translate import open_translator
+
+        translator = open_translator(settings.translate)
+    try:
+        result = jobs.run_job(
+            job.input, settings,
+            jobs.JobOptions(lang=options.lang, start=options.start, end=options.end, translate=options.translate,
+                            watchlist=Watchlist.parse(options.watchlist) if options.watchlist else None,
+                            save_crops=str(config.job_folder(job.id) / CROPS)),
+            jobs.JobOutputs(cues=None), engine=engine, translator=translator,
+            events=jobs.JobEvents(progress=progress, stage=on_stage, cue=on_cue))
+    finally:
+        if translator is not None:
+            translator.model.close()
+    extraction = result.extraction
+    metadata = {**result.metadata, "video": job.name}
+    outcome = JobOutcome(cues=result.cues, metadata=metadata, warnings=list(extraction.warnings),
+                         error=extraction.error, ocr_calls=extraction.stats.ocr_calls,
+                         video_seconds=extraction.stats.video_seconds, wall_seconds=extraction.stats.wall_seconds)
+    if result.translation_error is not None:
+        outcome.warnings.append(result.translation_error)
+    elif result.translation is not None:
+        outcome.translation = (options.translate, result.translation.translated)
+        outcome.metadata["translation"] = result.translation.summary
+        outcome.warnings.extend(result.translation.result.warnings)
+    return outcome
+
+
+class WorkerPool:
+    """``config.workers`` threads running jobs; ``cancel`` stops one, ``shutdown`` all."""
+
+    def __init__(self, config: ServiceConfig, store: Store, metrics) -> None:
+        from subextract.stages.ocr import EnginePool
+
+        self.config = config
+        self.store = store
+        self.metrics = metrics
+        self.engines = EnginePool(config.base_settings().ocr)
+        self.engines_ready = threading.Event()
+        self.engine_error: str | None = None
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._interrupts: dict[str, str] = {}  # running job → why it must stop
+        self._running: set[str] = set()
+        self._lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._work, name=f"job-worker-{i}", daemon=True)
+                         for i in range(config.workers)]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def cancel(self, job_id: str) -> None:
+        with self._lock:
+            if job_id in self._running:
+                self._interrupts[job_id] = "cancelled"
+
+    def running(self) -> int:
+        with self._lock:
+            return len(self._running)
+
+    def shutdown(self, grace: float) -> None:
+        """No new job starts; running ones get ``grace`` seconds to finish, then go back to the queue."""
+        self._stopping.set()
+        self._wake.set()
+        deadline = time.monotonic() + grace
+        while self.running() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with self._lock:
+            for job_id in self._running:
+                self._interrupts[job_id] = "shutdown"
+        for thread in self._threads:
+            thread.join(timeout=10)
+
+    def _work(self) -> None:
+        try:
+            engine = self.engines.get()
+        except SubextractError as exc:
+            self.engine_error = str(exc)
+            log.error("the OCR engine could not be started: %s", exc)
+            return
+        self.engines_ready.set()
+        while not self._stopping.is_set():
+            job = self.store.claim()
+            if job is None:
+                self._wake.wait(timeout=1.0)
+                self._wake.clear()
+                continue
+            with self._lock:
+                self._running.add(job.id)
+            try:
+                self._run(job, engine)
+            finally:
+                with self._lock:
+                    self._running.discard(job.id)
+                    self._interrupts.pop(job.id, None)
+
+    def _run(self, job: Job, engine) -> None:
+        from subextract.feeds import Watchlist
+
+        options = JobOptions.from_stored(job.options)
+        watchlist = Watchlist.parse(options.watchlist) if options.watchlist else None
+        began = time.monotonic()
+        streamed = 0
+        state = {"stage": "", "written": 0.0}
+
+        def flags(cue: Cue) -> list[str] | None:
+            return watchlist.matches(cue.text) if watchlist is not None else None
+
+        def check() -> None:
+            reason = self._interrupts.get(job.id)
+            if reason is None and time.monotonic() - began > self.config.job_timeout:
+                reason = "timeout"
+            if reason is not None:
+                raise JobInterrupted(reason)
+
+        def on_cue(record: dict) -> None:
+            nonlocal streamed
+            cue = Cue(record["start"], record["end"], tuple(record["lines"]), tuple(record["languages"]),
+                      record["confidence"], record["band"])
+            if self.store.add_cue(job.id, StoredCue(streamed, cue, record.get("flags"))):
+                streamed += 1
+
+        def on_stage(name: str) -> None:
+            check()
+            state["stage"] = name
+            if not self.store.set_progress(job.id, 0.0, name):
+                raise JobInterrupted("cancelled")
+
+        def progress(done: float, total: float | None, _segments: int) -> None:
+            check()
+            now = time.monotonic()
+            if now - state["written"] >= _PROGRESS_INTERVAL:
+                state["written"] = now
+                if not self.store.set_progress(job.id, min(done / total, 0.999) if total else 0.0, state["stage"]):
+                    raise JobInterrupted("cancelled")
+
+        log.info("job %s started (attempt %d): %s", job.id, job.attempts, job.name)
+        try:
+            outcome = run_job(job, options, self.config, engine, on_cue=on_cue, progress=progress,
+                              on_stage=on_stage)
+        except JobInterrupted as stop:
+            self._stopped(job, stop.reason)
+            return
+        except SubextractError as exc:
+            self._failed(job, _private(str(exc), job))
+            return
+        except Exception as exc:  # a defect: the job fails with one line, the log keeps the traceback
+            log.exception("job %s failed", job.id)
+            self._failed(job, f"internal error ({type(exc).__name__})")
+            return
+        tracks = {ORIGINAL: [StoredCue(i, cue, flags(cue)) for i, cue in enumerate(outcome.cues)]}
+        if outcome.translation is not None:
+            language, cues = outcome.translation
+            tracks[language] = [StoredCue(i, cue, track=language) for i, cue in enumerate(cues)]
+        error = _private(outcome.error, job) if outcome.error else None
+        if not self.store.finish(job.id, "done", error=error, warnings=[_private(w, job) for w in outcome.warnings],
+                                 metadata=outcome.metadata, tracks=tracks):
+            self._remove_files(job)  # cancelled while it finished
+            return
+        self.metrics.job_finished(outcome.ocr_calls, outcome.wall_seconds, outcome.video_seconds)
+        log.info("job %s done: %d cues, %d OCR calls, %.1f s", job.id, len(outcome.cues), outcome.ocr_calls,
+                 outcome.wall_seconds)
+
+    def _stopped(self, job: Job, reason: str) -> None:
+        if reason == "shutdown":
+            self.store.requeue(job.id)
+            log.info("job %s re-queued at shutdown", job.id)
+        elif reason == "timeout":
+            self._failed(job, f"timed out after {self.config.job_timeout:g} s")
+        else:
+            self._remove_files(job)
+            log.info("job %s cancelled", job.id)
+
+    def _failed(self, job: Job, error: str) -> None:
+        if self.store.finish(job.id, "failed", error=error):
+            log.info("job %s failed: %s", job.id, error)
+        else:
+            self._remove_files(job)
+
+    def _remove_files(self, job: Job) -> None:
+        shutil.rmtree(self.config.job_folder(job.id), ignore_errors=True)
+
+
+def _private(message: str, job: Job) -> str:
+    """A message for the client: the upload's path on the server named as the client named it."""
+    return message.replace(job.input, job.name) if job.source == "upload" else message

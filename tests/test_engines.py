@@ -1,0 +1,104 @@
+"""The engine table: every engine declares its traits, one contract holds for all of them, and
+the pool shares an instance exactly as the traits say (PySceneDetect's ALL_DETECTORS pattern).
+
+The embedded engine runs here for real; the vision-language engines run the same contract in
+the vLLM virtualenv (test_vllm_engine.py, test_openai_engine.py, test_transformers_engine.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from dataclasses import replace
+
+import cv2
+import numpy as np
+import pytest
+
+from subextract.config import load_settings
+from subextract.errors import SubextractError
+from subextract.schema import Reading
+from subextract.stages.ocr import ENGINES, EnginePool, SerializedEngine, create_engine, engine_traits
+
+
+def test_every_engine_declares_its_traits_and_a_module_that_exists():
+    assert set(ENGINES) == {"rapidocr", "vllm", "openai", "transformers"}
+    for name, traits in ENGINES.items():
+        assert traits.name == name and traits.summary
+        assert traits.sharing in ("per_thread", "serialized", "concurrent")
+        module, _, cls = traits.factory.partition(":")
+        assert cls and importlib.util.find_spec(module) is not None, traits.factory
+
+
+def test_the_settings_accept_exactly_the_engines_of_the_table():
+    for name in ENGINES:
+        assert load_settings(None, {"ocr": {"engine": name}}).ocr.engine == name
+    with pytest.raises(SubextractError):
+        load_settings(None, {"ocr": {"engine": "tesseract-9"}})
+    with pytest.raises(SubextractError, match="unknown OCR engine 'nope'"):
+        engine_traits("nope")
+
+
+def subtitle_picture(text: str) -> np.ndarray:
+    picture = np.full((72, 480), 30, np.uint8)
+    cv2.putText(picture, text, (20, 50), cv2.FONT_HERSHEY_SIMPLEX, 1.3, 255, 3, cv2.LINE_AA)
+    return picture
+
+
+@pytest.fixture(scope="module")
+def rapid():
+    return create_engine(load_settings().ocr)
+
+
+def test_the_reading_contract_one_reading_per_picture_in_order(rapid):
+    pictures = [subtitle_picture("HELLO WORLD"), np.full((72, 480), 30, np.uint8), subtitle_picture("GOOD NIGHT")]
+    readings = rapid.read_batch(pictures)
+    assert len(readings) == 3 and all(isinstance(r, Reading) for r in readings)
+    assert readings[0].text.replace(" ", "") == "HELLOWORLD" and readings[1].lines == ()
+    assert readings[2].text.replace(" ", "") == "GOODNIGHT"
+    assert 0.5 < readings[0].confidence <= 1.0
+    line = readings[0].lines[0]
+    assert 0 <= line.box[0] < line.box[2] <= 480 and 0 <= line.box[1] < line.box[3] <= 72
+
+
+def test_an_engine_with_a_text_detector_lends_it_to_the_region_prescan(rapid):
+    assert ENGINES["rapidocr"].text_detector
+    boxes = rapid.text_detector()(subtitle_picture("HELLO WORLD"))
+    assert len(boxes) == 1 and boxes[0][2] - boxes[0][0] > 150
+
+
+def test_a_per_thread_engine_gets_one_instance_per_thread():
+    pool = EnginePool(load_settings().ocr)
+    first = pool.get()
+    assert pool.get() is first
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(pool.get()))
+    thread.start()
+    thread.join()
+    assert seen[0] is not first and type(seen[0]) is type(first)
+
+
+def test_shared_engines_are_created_once_serialized_unless_concurrent(monkeypatch):
+    made = []
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self, settings):
+            made.append(self)
+
+        def read_batch(self, images, line_boxes=None):
+            return [Reading(lines=()) for _ in images]
+
+    monkeypatch.setattr("subextract.stages.ocr.create_engine", Counting)
+    for name, wrapped in (("vllm", True), ("openai", False)):
+        made.clear()
+        pool = EnginePool(replace(load_settings().ocr, engine=name))
+        engines = []
+        threads = [threading.Thread(target=lambda: engines.append(pool.get())) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(made) == 1 and all(engine is engines[0] for engine in engines)
+        assert isinstance(engines[0], SerializedEngine) == wrapped
+        assert engines[0].read_batch([np.zeros((4, 4), np.uint8)]) == [Reading(lines=())]

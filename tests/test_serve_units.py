@@ -1,0 +1,91 @@
+"""The service without a server: the job store (queue order, restarts, cancellation races) and
+what a job's options may change."""
+
+from __future__ import annotations
+
+from subextract.serve.store import ORIGINAL, Store, StoredCue
+from subextract.schema import Cue
+
+
+def _store(tmp_path) -> Store:
+    return Store(tmp_path / "jobs.sqlite3")
+
+
+def test_queue_is_first_in_first_out(tmp_path):
+    store = _store(tmp_path)
+    for name in ("a", "b", "c"):
+        store.add(name, "upload", f"/x/{name}", name, {})
+    assert [store.claim().id for _ in range(3)] == ["a", "b", "c"]
+    assert store.claim() is None
+    assert store.counts()["running"] == 3
+
+
+def test_a_job_that_keeps_stopping_the_server_is_given_up_after_max_attempts(tmp_path):
+    store = _store(tmp_path)
+    store.add("crash", "upload", "/x/crash", "crash.mp4", {})
+    for attempt in (1, 2):
+        assert store.claim().attempts == attempt
+        assert store.requeue_interrupted(max_attempts=3) == (1, 0)  # the process died under it
+    assert store.claim().attempts == 3
+    assert store.requeue_interrupted(max_attempts=3) == (0, 1)
+    job = store.get("crash")
+    assert job.status == "failed" and job.error == "interrupted 3 times (the server stopped while it ran)"
+
+
+def test_an_interrupted_runs_cues_are_dropped_when_it_runs_again(tmp_path):
+    store = _store(tmp_path)
+    store.add("j", "upload", "/x/j", "j.mp4", {})
+    store.claim()
+    assert store.add_cue("j", StoredCue(0, Cue(1.0, 2.0, ("hello",), ("en",), 0.9)))
+    store.requeue_interrupted(max_attempts=3)
+    store.claim()
+    assert store.cues("j") == []
+
+
+def test_cancel_wins_over_a_finishing_worker(tmp_path):
+    store = _store(tmp_path)
+    store.add("j", "upload", "/x/j", "j.mp4", {})
+    store.claim()
+    assert store.cancel("j") == "running"
+    cue = StoredCue(0, Cue(1.0, 2.0, ("late",), ("en",), 0.9))
+    assert not store.add_cue("j", cue)  # a cue streamed after the cancel is not kept
+    assert not store.set_progress("j", 0.5, "reading")  # the worker learns it was cancelled
+    assert not store.finish("j", "done", metadata={}, tracks={ORIGINAL: [cue]})
+    assert store.get("j").status == "cancelled" and store.cues("j") == []
+    assert store.cancel("nope") is None
+
+
+def test_edits_keep_times_exact(tmp_path):
+    store = _store(tmp_path)
+    store.add("j", "upload", "/x/j", "j.mp4", {})
+    store.claim()
+    original = Cue(1.0 / 3, 2.04, ("a", "b"), ("en", "en"), 0.75, band=1)
+    store.finish("j", "done", metadata={}, tracks={ORIGINAL: [StoredCue(0, original, ["a"])]})
+    (stored,) = store.cues("j")
+    assert stored.cue == original and stored.flags == ["a"] and not stored.edited
+    store.edit_cue("j", ORIGINAL, 0, Cue(0.5, 2.0, ("c",), ("en",), 0.75, band=1))
+    (edited,) = store.cues("j")
+    assert edited.edited and edited.cue.lines == ("c",) and edited.cue.start == 0.5
+
+
+def test_a_jobs_presets_cannot_change_the_servers_engines(tmp_path):
+    from subextract.serve.service import ServiceConfig
+
+    config = ServiceConfig(data=tmp_path, configs=("fast",))
+    settings = config.job_settings(("paddleocr-vl", "hunyuan-mt"), "bottom")
+    assert settings.ocr == config.base_settings().ocr  # no vLLM OCR model loaded for a client
+    assert settings.translate.engine == "" and not config.can_translate()  # nor a translator
+    assert settings.region.mode == "bottom" and settings.sample.reference_frames_only  # the rest is the job's
+
+
+def test_a_taken_port_is_one_line_and_exit_2(tmp_path):
+    import socket
+    import subprocess
+    import sys
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "subextract", "serve", "--port", str(port), "--data",
+                              str(tmp_path / "data")], capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 2
+    assert run.stderr == f"subextract: error: cannot listen on 127.0.0.1:{port} (Address already in use)\n"
