@@ -3,9 +3,10 @@
 # pytest. FFmpeg: the system's when present, otherwise the static binary of the imageio-ffmpeg
 # wheel (a dependency), so a fresh machine needs nothing but Python 3.10+ and pip.
 # Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
-# --test also installs the fonts the tests burn subtitles with and Debian's chromium, which the
-# service's page tests drive with Playwright (no browser download); --bench the fonts and fortune
-# texts the benchmark's generated set is made from (Debian packages, as root where apt exists);
+# --test also installs the ray extra (batch --ray's tests), the fonts the tests burn subtitles
+# with and Debian's chromium, which the service's page tests drive with Playwright (no browser
+# download); --bench the fonts and fortune texts the benchmark's generated set is made from
+# (Debian packages, as root where apt exists);
 # --mutation also installs mutmut for bench/mutation.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 stamp=.venv/.subextract-installed
 extras=test
+if [ "${1:-}" = "--test" ]; then extras=test,ray; fi  # ray: the tests of batch --ray start a local Ray cluster
 if [ "${1:-}" = "--mutation" ]; then extras=test,mutation; fi  # bench/mutation.py's mutmut
 want="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

@@ -34,6 +34,7 @@ from subextract.config import Settings
 from subextract.errors import SubextractError
 from subextract.feeds import FeedSink, Watchlist
 from subextract.job import JobEvents, JobOptions, JobResult, output_name, outputs_in_tree, run_job
+from subextract.pipeline.run import ExtractionResult
 from subextract.stages.ocr import EnginePool
 from subextract.stages.source import is_url
 from subextract.stages.write import check_replaceable, write_text
@@ -167,6 +168,41 @@ def _keeping_extension(relative: str, lang: str, fmt: str) -> str:
     return output_name(f"{relative}.video", lang, fmt)
 
 
+@dataclass(frozen=True)
+class Shard:
+    """``--shard I/N``: the videos this process does out of everyone's (Kubernetes Indexed Jobs,
+    Slurm arrays). A video's shard follows from a digest of its name alone, not from its place in
+    the sorted list: a library that grows keeps every video in its shard, so a re-run of each shard
+    skips what that shard did before (a split by position would move videos between shards, whose
+    manifests do not know them). Each shard has its own manifest and lock in the output folder."""
+
+    index: int  # 0 ≤ index < count (Kubernetes' JOB_COMPLETION_INDEX counts from 0)
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> "Shard":
+        match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+        if match is None or not 0 <= int(match[1]) < int(match[2]):
+            raise ValueError(f"{text!r} is not I/N with 0 <= I < N (e.g. 0/4)")
+        return cls(int(match[1]), int(match[2]))
+
+    def takes(self, video: str) -> bool:
+        digest = hashlib.sha256(video.encode("utf-8", "surrogateescape")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index
+
+    def select(self, jobs: Sequence["Job"]) -> list["Job"]:
+        """This shard's jobs, in the order given (discover's: sorted within each input)."""
+        return [job for job in jobs if self.takes(job.video)]
+
+    @property
+    def manifest(self) -> str:
+        return f"manifest.shard-{self.index}-of-{self.count}.jsonl"
+
+    @property
+    def lock(self) -> str:
+        return f".batch.shard-{self.index}-of-{self.count}.lock"
+
+
 def input_identity(video: str, use_hash: bool) -> dict[str, Any]:
     """What makes a re-run treat an input as unchanged: size and mtime, or the content's SHA-256."""
     if is_url(video):
@@ -241,12 +277,12 @@ class Manifest:
 
 
 @contextmanager
-def exclusive(out_dir: Path) -> Iterator[None]:
-    """One batch at a time per output folder: two would redo each other's videos. filelock
-    locks the same way on POSIX (flock) and Windows (msvcrt)."""
+def exclusive(out_dir: Path, name: str = ".batch.lock") -> Iterator[None]:
+    """One batch at a time per output folder (per shard: ``name``): two would redo each other's
+    videos. filelock locks the same way on POSIX (flock) and Windows (msvcrt)."""
     from filelock import FileLock, Timeout
 
-    lock = FileLock(out_dir / ".batch.lock", timeout=0)
+    lock = FileLock(out_dir / name, timeout=0)
     try:
         lock.acquire()
     except Timeout:
@@ -331,6 +367,11 @@ class Options:
     say: Callable[[str], None] | None = None  # where the batch's lines go (the command line: stderr); else logging
     on_finished: Callable[[dict[str, Any]], None] | None = None  # each video's final record (a progress bar)
     on_planned: Callable[[int], None] | None = None  # how many videos this run does, once known
+    shard: Shard | None = None  # --shard I/N: the jobs given are this shard's; its own manifest and lock
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.out_dir / (self.shard.manifest if self.shard is not None else MANIFEST)
 
     def settings_key(self) -> str:
         return settings_key(self.settings, {
@@ -421,33 +462,49 @@ class BatchRunner:
                     task = self._queue.get_nowait()
                 except queue.Empty:
                     return
-                self._run_task(task)
+                self.finished(self.run_task(task))
         finally:
             finished.set()
 
-    def _run_task(self, task: Task) -> None:
+    def run_task(self, task: Task, extraction: Callable[[], ExtractionResult] | None = None) -> dict[str, Any]:
+        """Run one task, its records in the manifest; its final record. ``extraction`` gives the
+        video's cues extracted elsewhere (Ray's split level), else the job extracts them."""
+        base = self.begin(task)
+        outputs = _Outputs(task, self.options, lambda fields: self.manifest.append({**base, **fields}))
+        fields = self._extract(task.job, outputs, extraction) if task.error is None \
+            else {"status": "failed", "error": task.error}
+        record = {**base, **fields, "finished": _now()}
+        self.manifest.append(record)
+        return record
+
+    def begin(self, task: Task, **fields: Any) -> dict[str, Any]:
+        """Record that the video is running (with ``fields``); the fields every record of it carries."""
         base = {"video": task.job.video, "input": task.identity, "settings": self.key}
         # What this tool wrote before stays known while the video runs: a killed run must not make
         # the next one take its own outputs for edited ones.
         kept = {name: task.previous[name] for name in ("digests", "replacing", "edited")
                 if task.previous and task.previous.get(name)}
-        self.manifest.append({**base, **kept, "status": "running", "reason": task.reason, "started": _now()})
-        outputs = _Outputs(task, self.options, lambda fields: self.manifest.append({**base, **fields}))
-        fields = self._extract(task.job, outputs) if task.error is None else {"status": "failed", "error": task.error}
-        record = {**base, **fields, "finished": _now()}
-        self.manifest.append(record)
-        self.results[task.job.video] = record
+        self.manifest.append({**base, **kept, "status": "running", "reason": task.reason, "started": _now(),
+                              **fields})
+        return base
+
+    def finished(self, record: dict[str, Any]) -> None:
+        """A video's final record is in: counted, reported, passed on."""
+        self.results[record["video"]] = record
         self._report(record)
         if self.options.on_finished is not None:
             self.options.on_finished(record)
 
-    def _extract(self, job: Job, outputs: "_Outputs") -> dict[str, Any]:
+    def _extract(self, job: Job, outputs: "_Outputs",
+                 extraction: Callable[[], ExtractionResult] | None = None) -> dict[str, Any]:
         """Run one video; its outcome as manifest fields. Never raises: one video never stops the batch."""
         began = time.perf_counter()
         options = self.options.job
         try:
             done = run_job(job.video, self.options.settings, options, outputs_in_tree(job.output, options),
-                           engine=self.engines.get(), translator=self.options.translator,
+                           engine=self.engines.get() if extraction is None else None,
+                           extraction=extraction() if extraction is not None else None,
+                           translator=self.options.translator,
                            place=lambda path, text: str(outputs.place(Path(path), text)),
                            events=JobEvents(progress=self._check_stop,
                                             feeds=[self.options.feed] if self.options.feed else []))
@@ -634,11 +691,15 @@ def say(options: Options, text: str) -> None:
         logger.info("%s", text)
 
 
-def run_batch(jobs: Sequence[Job], options: Options) -> int:
+# (tasks, options, manifest, settings key) → what runs them: BatchRunner's threads, or Ray (subextract.scale)
+RunnerFactory = Callable[[Sequence[Task], Options, Manifest, str], BatchRunner]
+
+
+def run_batch(jobs: Sequence[Job], options: Options, runner_factory: RunnerFactory = BatchRunner) -> int:
     began = time.perf_counter()
     key = options.settings_key()
-    with exclusive(options.out_dir):
-        manifest = Manifest(options.out_dir / MANIFEST)
+    with exclusive(options.out_dir, options.shard.lock if options.shard is not None else ".batch.lock"):
+        manifest = Manifest(options.manifest_path)
         skipped = manifest.load()
         if skipped:
             say(options, f"subextract batch: warning: {manifest.path}: line{'s' if len(skipped) > 1 else ''} "
@@ -651,7 +712,7 @@ def run_batch(jobs: Sequence[Job], options: Options) -> int:
                          f"({'not failed before' if options.retry_failed else 'done before'})")
         if options.on_planned is not None:
             options.on_planned(len(tasks))
-        runner = BatchRunner(tasks, options, manifest, key)
+        runner = runner_factory(tasks, options, manifest, key)
         try:
             runner.run()
         finally:

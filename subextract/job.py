@@ -129,10 +129,11 @@ class JobResult:
 
 def run_job(video: str, settings: Settings, options: JobOptions, outputs: JobOutputs, *,
             engine: Any = None, translator: Any = None, place: Place | None = None,
-            events: JobEvents | None = None) -> JobResult:
+            events: JobEvents | None = None, extraction: ExtractionResult | None = None) -> JobResult:
     """Run one video. Failures of the video itself raise (``SubextractError`` for the ones
     explained to the user); a translator failure does not: the extracted cues are written and
-    ``translation_error`` says why."""
+    ``translation_error`` says why. ``extraction``: the video's cues, extracted elsewhere (the
+    split level of ``subextract.scale``); the job writes them (cue listeners are not called)."""
     place = place or _write
     events = events or JobEvents()
     feed = CueFeed(video, options.watchlist, options.only_flagged)
@@ -140,9 +141,10 @@ def run_job(video: str, settings: Settings, options: JobOptions, outputs: JobOut
     listeners = [*events.feeds, *([stream] if stream is not None else [])]
     on_cue = _cue_listener(feed, listeners, events.cue) if listeners or events.cue else None
     try:
-        result = extract(video, settings, lang=options.lang, start=options.start, end=options.end, engine=engine,
-                         progress=events.progress, on_cue=on_cue, on_stage=events.stage,
-                         save_crops=options.save_crops)
+        result = extraction if extraction is not None else extract(video, settings, lang=options.lang, start=options.start, end=options.end,
+                                                           engine=engine, progress=events.progress,
+                                                           on_cue=on_cue, on_stage=events.stage,
+                                                           save_crops=options.save_crops)
     finally:
         if stream is not None:
             stream.close()

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from subextract.batch import LIST_EXTENSIONS, VIDEO_EXTENSIONS, Options, discover, run_batch
+from subextract.batch import LIST_EXTENSIONS, VIDEO_EXTENSIONS, BatchRunner, Options, Shard, discover, run_batch
 from subextract.cli.options import (add_config_option, add_engine_options, add_feed_options, add_input_options,
                                     add_logging_options, add_translate_option, add_translator_options,
                                     apply_input_options, check_translation_options, count_arg, positive_arg,
@@ -18,6 +20,9 @@ from subextract.errors import SubextractError
 from subextract.feeds import FeedSink, watchlist_option
 from subextract.stages.write import FORMATS
 
+if TYPE_CHECKING:
+    from subextract.scale.ray_runner import RayOptions
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -26,11 +31,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "command skips videos already done (same input, same settings) and redoes failed, "
                     "interrupted and changed ones. See docs/batch.md.",
         epilog="exit status: 0 all done, 1 some videos failed (see the manifest), 2 bad usage, 130 interrupted")
-    parser.add_argument("inputs", nargs="+", metavar="INPUT",
+    parser.add_argument("inputs", nargs="*", metavar="INPUT",
                         help="video files, folders (searched recursively by video extension), list files "
                              f"({', '.join(LIST_EXTENSIONS)}: one path or URL a line) or http(s)/rtmp(s) URLs")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; holds manifest.jsonl)")
-    parser.add_argument("--jobs", type=count_arg, default=1, metavar="N", help="videos processed at once (default: 1)")
+    parser.add_argument("--jobs", type=count_arg, metavar="N", help="videos processed at once (default: 1)")
     parser.add_argument("--lang", default="all", metavar="CODE", help="as for subextract VIDEO (default: all)")
     parser.add_argument("--format", choices=FORMATS, default="srt",
                         help="format of each video's output (default: srt)")
@@ -49,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also stream every cue of every video as JSON lines, each as soon as it is final, to "
                              "stdout (-) or a file (appended to, so it gathers the cues of every run)")
     add_engine_options(parser)
+    add_scale_options(parser)
     translation = add_translator_options(parser)
     add_translate_option(translation)
     add_feed_options(parser)
@@ -58,7 +64,69 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What --ray takes as a cluster's address; anything else after it is an input (``--ray videos/``).
+RAY_ADDRESS = re.compile(r"auto|local|ray://\S+|[\w.-]+:\d+")
+
+
+def shard_arg(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_scale_options(parser: argparse.ArgumentParser) -> None:
+    scale = parser.add_argument_group("scale-out (docs/scale.md)")
+    scale.add_argument("--shard", type=shard_arg, metavar="I/N",
+                       help="do only shard I of N (0 <= I < N) of the videos, with its own manifest "
+                            "(manifest.shard-I-of-N.jsonl): one process per shard, e.g. a Kubernetes Indexed Job "
+                            "or a Slurm array, all writing to the same --out")
+    scale.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                       help="run on a Ray cluster (pip install 'subextract[ray]'): ADDRESS as ray.init takes it "
+                            "(auto, ray://HOST:10001); alone, a local cluster on this machine")
+    scale.add_argument("--ray-split", action="store_true",
+                       help="split each video: segments on CPU workers, crops read by --ray-readers engine actors "
+                            "shared by all videos, cues written per video")
+    scale.add_argument("--ray-workers", type=count_arg, metavar="N",
+                       help="videos processed at once (default: the cluster's CPUs; with --ray-split less the readers')")
+    scale.add_argument("--ray-readers", type=count_arg, default=1, metavar="N",
+                       help="--ray-split: OCR engine actors (default: 1)")
+    scale.add_argument("--ray-gpus", type=positive_arg, default=0.0, metavar="G",
+                       help="--ray-split: GPUs each reader holds (1 for a vLLM replica a GPU; default: none)")
+    scale.add_argument("--ray-batch", type=count_arg, default=64, metavar="N",
+                       help="--ray-split: crops a reader reads at once (default: 64)")
+
+
+def _ray_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What ``--ray`` took is an address, or the first input (``--ray videos/``); Ray's options
+    without ``--ray``, and the batch options Ray cannot honour with it, are refused."""
+    if args.ray is not None and not RAY_ADDRESS.fullmatch(args.ray):
+        args.inputs.insert(0, args.ray)
+        args.ray = "local"
+    if not args.inputs:
+        parser.error("the following arguments are required: INPUT")
+    given = [name for name, value in (("--ray-split", args.ray_split), ("--ray-workers", args.ray_workers),
+                                      ("--ray-gpus", args.ray_gpus)) if value]
+    if args.ray is None and given:
+        parser.error(f"{given[0]} needs --ray")
+    if args.ray is not None:
+        refused = [name for name, value in (("--jobs", args.jobs), ("--feed", args.feed),
+                                            ("--translate", args.translate)) if value]
+        if refused:
+            parser.error(f"{refused[0]} is not available with --ray"
+                         + (" (--ray-workers sets the videos processed at once)" if refused[0] == "--jobs" else ""))
+
+
+def ray_options(args: argparse.Namespace) -> "RayOptions":
+    from subextract.scale.ray_runner import RayOptions
+
+    return RayOptions(address=None if args.ray == "local" else args.ray, split=args.ray_split,
+                      workers=args.ray_workers, readers=args.ray_readers, gpus_per_reader=args.ray_gpus,
+                      read_batch=args.ray_batch)
+
+
 def run(args: argparse.Namespace) -> int:
+    _ray_arguments(build_parser(), args)
     apply_input_options(args)
     check_translation_options(args)
     settings = settings_from_args(args)
@@ -80,13 +148,22 @@ def run(args: argparse.Namespace) -> int:
     if not jobs:
         raise SubextractError(f"no videos found in {' '.join(args.inputs)} "
                               f"(extensions: {' '.join(sorted(VIDEO_EXTENSIONS))})")
+    if args.shard is not None:  # after discover: every shard names the outputs as the whole batch would
+        jobs = args.shard.select(jobs)
+    runner = BatchRunner
+    if args.ray is not None:
+        try:
+            from subextract.scale.ray_runner import ray_runner
+        except ImportError as exc:
+            raise SubextractError(f"--ray needs Ray Data: pip install 'subextract[ray]' ({exc})") from None
+        runner = ray_runner(ray_options(args))
     # A feed file gathers the cues of every run (a re-run adds the videos it redoes).
     feed = FeedSink(args.feed, mode="a") if args.feed else None
     options = Options(out_dir=out_dir, settings=settings, lang=args.lang, fmt=args.format,
-                      start=args.start, end=args.end, jobs=args.jobs, use_hash=args.hash,
+                      start=args.start, end=args.end, jobs=args.jobs or 1, use_hash=args.hash,
                       retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
                       feed=feed, quiet=args.quiet, translate=args.translate, bilingual=args.bilingual,
-                      translator=translator, overwrite_edited=args.overwrite_edited)
+                      translator=translator, overwrite_edited=args.overwrite_edited, shard=args.shard)
     bar: BatchProgress | None = None
 
     def planned(count: int) -> None:
@@ -97,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     options.on_planned = planned
     options.say = lambda text: bar.write(text) if bar is not None else print(text, file=sys.stderr, flush=True)
     try:
-        return run_batch(jobs, options)
+        return run_batch(jobs, options, runner)
     finally:
         if bar is not None:
             bar.close()

@@ -81,8 +81,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     ocr.add_argument("--model", metavar="PATH|NAME",
                      help="vllm: model directory or hub id; openai: served model name (default: from the preset, "
                           "or the server's only model)")
-    ocr.add_argument("--server", metavar="URL", help="openai: the API's base URL, e.g. http://127.0.0.1:8000/v1; "
-                                                     "an API key is read from $SUBEXTRACT_API_KEY")
+    ocr.add_argument("--server", action="append", metavar="URL",
+                     help="openai: the API's base URL, e.g. http://127.0.0.1:8000/v1; an API key is read from "
+                          "$SUBEXTRACT_API_KEY; again for each replica of the model (each request goes to the one "
+                          "with the fewest in flight)")
     ocr.add_argument("--concurrency", type=count_arg, metavar="N", help="openai: requests in flight at once")
     ocr.add_argument("--stack", type=count_arg, metavar="N",
                      help="stack N subtitle strips into one picture per request (faster on a GPU; a reply that "
@@ -175,7 +177,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
     server = given("translator_server")
     overrides = {"region": {"mode": given("region")}, "sample": {"fps": given("fps")},
-                 "ocr": {"engine": given("engine"), "model": given("model"), "server": given("server"),
+                 "ocr": {"engine": given("engine"), "model": given("model"), "server": " ".join(given("server")) if given("server") else None,
                          "concurrency": given("concurrency"), "stack": given("stack"),
                          "engine_options": dict(given("engine_option")) if given("engine_option") else None},
                  "translate": {"engine": "openai" if server else None, "server": server,

@@ -151,7 +151,7 @@ class _OcrWorker:
                 self.seconds += time.perf_counter() - began
             self.calls += len(batch)
             for (key, segment), reading in zip(batch, readings):
-                self.results[key] = _tag_languages(reading)
+                self.results[key] = tag_reading(reading)
                 # Segments stay listed until the end for alignment, which needs only their times
                 # and masks: dropping the picture keeps memory flat over a long film.
                 segment.image = _READ
@@ -195,7 +195,7 @@ class _ReadingCache:
         self._latest[segment.band] = (segment, key)
 
 
-def _tag_languages(reading: Reading) -> Reading:
+def tag_reading(reading: Reading) -> Reading:
     """Every line gets a language tag (one the engine set, a VLM's own, is kept) and the OCR
     confusions common in that language fixed."""
     tagged = (line if line.language != "und" else replace(line, language=detect_language(line.text))
@@ -206,7 +206,7 @@ def _tag_languages(reading: Reading) -> Reading:
 def _prepared(reading: Reading, lang: str) -> Reading:
     """A reading as alignment takes it: lines tagged with their language (the worker did that
     already unless the engine failed part-way), other languages dropped."""
-    return _keep_language(_tag_languages(reading), lang)
+    return _keep_language(tag_reading(reading), lang)
 
 
 def _keep_language(reading: Reading, lang: str) -> Reading:
@@ -234,44 +234,65 @@ def _engine_future(engine: OcrEngine | None, settings: Settings) -> Future:
     return future
 
 
-def extract(video: str, settings: Settings | str | Sequence[str] | None = None, *, lang: str = "all",
-            start: float = 0.0, end: float | None = None, engine: OcrEngine | None = None,
-            progress: ProgressCallback | None = None, on_cue: CueCallback | None = None,
-            on_stage: StageCallback | None = None, save_crops: str | None = None) -> ExtractionResult:
-    """Extract the burned-in subtitles of ``video`` as cues.
+@dataclass
+class VideoScan:
+    """A video before any subtitle is read: what it is, where its subtitles are and how it is
+    decoded for them (the first half of the split level's stage A)."""
 
-    ``settings``: loaded settings, or a preset name or YAML path (or several, layered), e.g.
-    ``extract("talk.mp4", "fast")``. ``on_cue`` gets each cue, in the order of the returned list,
-    as soon as it is final (with ``--fps``, boundaries are final only after the closing
-    refinement, so at the end). ``save_crops``: a folder for each segment's OCR picture."""
-    began = time.perf_counter()
-    settings = settings if isinstance(settings, Settings) else load_settings(settings)
-    crops = CropSaver(save_crops) if save_crops else None
-    settings = replace(settings, ocr=replace(settings.ocr, lang=lang))  # the OCR engine routes scripts by it
+    video: str
+    info: VideoInfo
+    start: float
+    end: float | None
+    bands: list[Band]
+    request: DecodeRequest
+    segment_settings: SegmentSettings
+
+
+@dataclass
+class SegmentedVideo:
+    """Every segment of a video, each with the key of the reading it takes: a repeated subtitle
+    has the key of its first showing, so one OCR read serves every showing."""
+
+    scan: VideoScan
+    segments: list[tuple[Segment, int]]
+    report: DecodeReport
+    last_pts: float
+
+    def first_showings(self) -> list[tuple[Segment, int]]:
+        """The segments that need a read (the picture of the others was dropped)."""
+        return [(segment, key) for index, (segment, key) in enumerate(self.segments) if key == index]
+
+
+# (segment, its reading's key, True for a first showing that needs a read): called before a
+# repeat's picture is dropped
+SegmentCallback = Callable[[Segment, int, bool], None]
+# (frame time, the segments so far, each band's horizon: the time up to which its segments are
+# final) after each decoded frame → False to stop decoding
+FrameCallback = Callable[[float, list[tuple[Segment, int]], list[float]], bool]
+
+
+def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | None = None, *,
+               detector: Callable[[], object] | None = None,
+               on_stage: StageCallback | None = None) -> VideoScan:
+    """Probe, find the subtitle band, learn the subtitles' appearance and plan the decode.
+    ``detector`` gives the text detector of the region pre-scan (default: RapidOCR's own models)."""
     stage = on_stage or (lambda _name: None)
-    ready = _engine_future(engine, settings)
-    traits = engine_traits(settings.ocr.engine)
     stage("probing")
     info = probe(video)
     start, end = _checked_range(info, start, end)
 
-    def detector():
+    def standalone():
         from subextract.stages.ocr.rapid import RapidTextDetector
 
-        # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
-        # Only an engine whose models hold a detector is waited for: the region search waits for no other's start.
-        if traits.text_detector:
-            return ready.result().text_detector()
         return RapidTextDetector.standalone(settings.region.prescan_det_side, settings.ocr.threads)
 
     stage("finding the subtitle band" if settings.region.mode == "auto" else "starting")
-    region = find_bands(info, settings.region, detector, start, end)
+    region = find_bands(info, settings.region, detector or standalone, start, end)
     bands, static = region.bands, region.static
     appearance = learn_appearance(_strips_by_plane(region, info, settings, start, end), settings.segment)
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
     logger.info("subtitle appearance: %s", appearance)
-    stage("reading")
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
@@ -279,18 +300,20 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
                             mask_plane=appearance.plane if appearance is not None and appearance.decoded_in_colour
                             else None,
                             frame_duration=1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration)
-    report = DecodeReport()
-    stats = Stats()
     segment_settings = settings_for(appearance, settings.segment)
     # Sampled frames are too far apart to follow a fade (the boundary refinement snaps those cues),
     # and a fade is measured on the OCR picture, which is not in the plane of a chroma mask.
     if settings.sample.fps or request.mask_plane:
         segment_settings = replace(segment_settings, fade_frames=0)
-    segmenters = [Segmenter(i, segment_settings) for i in range(len(bands))]
-    worker = _OcrWorker(ready)
-    stream = CueStream(settings.align, len(bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
-    if stream is not None:
-        worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
+    return VideoScan(video, info, start, end, bands, request, segment_settings)
+
+
+def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCallback | None = None,
+                  after_frame: FrameCallback | None = None) -> SegmentedVideo:
+    """Decode the band and cut it into segments, repeated subtitles resolved to their first
+    showing's key. ``on_segment`` sees each segment as it closes (the OCR worker reads first
+    showings meanwhile); ``after_frame`` may stop decoding early."""
+    segmenters = [Segmenter(i, scan.segment_settings) for i in range(len(scan.bands))]
     cache = _ReadingCache(settings.segment)
     segments: list[tuple[Segment, int]] = []
 
@@ -303,73 +326,68 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
         if segment.image.ndim == 3:
             segment.image = yuv_to_bgr(segment.image)
         key = cache.lookup(segment)
-        if key is None:
+        first = key is None
+        if first:
             key = len(segments)
             cache.remember(segment, key)
-            if crops is not None:
-                crops.save(segment, key)
-            worker.submit(key, segment)
-        else:
-            stats.reused_readings += 1
-            if crops is not None:
-                crops.save(segment, key)
+        if on_segment is not None:
+            on_segment(segment, key, first)
+        if not first:
             segment.image = _READ  # read already as an earlier segment: held on to, a film's repeats add up
         cache.follow(segment, key)
         segments.append((segment, key))
 
-    last_pts = start
-    total = ((end if end is not None else info.duration) - start) if end is not None or info.duration else None
-    try:
-        for frame in decode_frames(request, report):
-            last_pts = frame.pts
-            for index, (segmenter, band_image) in enumerate(zip(segmenters, frame.bands)):
-                mask_image = frame.mask_bands[index] if frame.mask_bands else None
-                for segment in segmenter.push(frame.pts, band_image, mask_image):
-                    accept(segment)
-            if worker.error is not None:
-                break  # the engine failed: keep what was read, decode no further
-            if stream is not None and not settings.sample.fps:
-                stream.update(segments, worker.results, [segmenter.horizon for segmenter in segmenters])
-            if progress is not None:
-                progress(frame.pts - start, total, len(segments))
-        step = 1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration
-        end_pts = last_pts + step if report.frames else start
-        if end is not None and report.frames and last_pts + 1.0 >= end:
+    report = DecodeReport()
+    last_pts = scan.start
+    stopped = False
+    for frame in decode_frames(scan.request, report):
+        last_pts = frame.pts
+        for index, (segmenter, band_image) in enumerate(zip(segmenters, frame.bands)):
+            mask_image = frame.mask_bands[index] if frame.mask_bands else None
+            for segment in segmenter.push(frame.pts, band_image, mask_image):
+                accept(segment)
+        if after_frame is not None and not after_frame(frame.pts, segments,
+                                                       [segmenter.horizon for segmenter in segmenters]):
+            stopped = True
+            break
+    if not stopped:
+        step = 1.0 / settings.sample.fps if settings.sample.fps else scan.info.frame_duration
+        end_pts = last_pts + step if report.frames else scan.start
+        if scan.end is not None and report.frames and last_pts + 1.0 >= scan.end:
             # Decoding reached --end: what shows at the last frame shows until the range ends, not
             # one (sampling) step after it, wherever the samples fell.
-            end_pts = end
+            end_pts = scan.end
         for segmenter in segmenters:
             for segment in segmenter.finish(end_pts):
                 accept(segment)
-    finally:
-        worker.close()
-    if ready.exception() is not None:
-        raise ready.exception()
-    if worker.error is not None and not isinstance(worker.error, SubextractError):
-        raise worker.error
-    # After an engine failure only the segments read before it can become cues.
-    segments = [(segment, key) for segment, key in segments if key in worker.results]
+    return SegmentedVideo(scan, segments, report, last_pts)
 
+
+def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], settings: Settings,
+                       lang: str = "all", *, engine_error: str | None = None,
+                       stats: Stats | None = None) -> ExtractionResult:
+    """Align the segments and their readings (``tag_reading``'s, by key) into cues, snap their
+    boundaries, and say what went wrong on the way. After an engine failure (``engine_error``)
+    only the segments read before it become cues. ``stats.wall_seconds`` is the caller's."""
+    scan, report, last_pts = segmented.scan, segmented.report, segmented.last_pts
+    start, end, info = scan.start, scan.end, scan.info
+    stats = stats or Stats()
+    segments = [(segment, key) for segment, key in segmented.segments if key in readings]
     if settings.sample.fps:
-        stage("snapping boundaries")
-
         def decode_range(range_start: float, range_end: float):
-            return decode_frames(replace(request, start=range_start, end=range_end, sample_fps=None,
-                                        reference_frames_only=False))
+            return decode_frames(replace(scan.request, start=range_start, end=range_end, sample_fps=None,
+                                         reference_frames_only=False))
 
         refined = refine_boundaries([segment for segment, _ in segments], decode_range, info.frame_duration,
-                                    segment_settings)
+                                    scan.segment_settings)
         segments = [(segment, key) for segment, (_, key) in zip(refined, segments)]
     if end is not None:  # a re-decode at native rate may see the frame at --end itself: nothing lasts past it
         segments = [(replace(segment, end=min(segment.end, end)) if segment.end > end else segment, key)
                     for segment, key in segments]
-    warnings, complete = ([], False) if worker.error is not None else _decode_warnings(report, info, start, end,
+    warnings, complete = ([], False) if engine_error is not None else _decode_warnings(report, info, start, end,
                                                                                         last_pts)
-    stats.frames, stats.segments, stats.ocr_calls = report.frames, len(segments), worker.calls
-    stats.ocr_seconds = worker.seconds
-    cues = _cues(segments, worker.results, settings, lang, len(bands))
-    if crops is not None:
-        crops.finish(worker.results, partial(_prepared, lang=lang))
+    stats.frames, stats.segments = report.frames, len(segments)
+    cues = _cues(segments, readings, settings, lang, len(scan.bands))
     if report.refused:
         from subextract.stages.netguard import describe_refusals
 
@@ -381,14 +399,82 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     if damaged:
         warnings.append(damage_warning(damaged, cues))
         complete = False
-    if stream is not None:
-        stream.finish(cues)
     # A live stream's duration is unknown (0): what was read is what was processed.
     stats.video_seconds = max(0.0, (end if end is not None else info.duration or last_pts) - start)
+    return ExtractionResult(info=info, bands=scan.bands, cues=cues, stats=stats, warnings=warnings,
+                            complete=complete, error=engine_error, damaged=damaged, lang=lang)
+
+
+def extract(video: str, settings: Settings | str | Sequence[str] | None = None, *, lang: str = "all",
+            start: float = 0.0, end: float | None = None, engine: OcrEngine | None = None,
+            progress: ProgressCallback | None = None, on_cue: CueCallback | None = None,
+            on_stage: StageCallback | None = None, save_crops: str | None = None) -> ExtractionResult:
+    """Extract the burned-in subtitles of ``video`` as cues.
+
+    ``settings``: loaded settings, or a preset name or YAML path (or several, layered), e.g.
+    ``extract("talk.mp4", "fast")``. ``on_cue`` gets each cue, in the order of the returned list,
+    as soon as it is final (with ``--fps``, boundaries are final only after the closing
+    refinement, so at the end). ``save_crops``: a folder for each segment's OCR picture.
+
+    The split level of ``subextract.scale`` runs the same steps apart: ``scan_video`` and
+    ``segment_video`` on CPU workers, the reads elsewhere, ``cues_from_segments`` per video."""
+    began = time.perf_counter()
+    settings = settings if isinstance(settings, Settings) else load_settings(settings)
+    crops = CropSaver(save_crops) if save_crops else None
+    settings = replace(settings, ocr=replace(settings.ocr, lang=lang))  # the OCR engine routes scripts by it
+    stage = on_stage or (lambda _name: None)
+    ready = _engine_future(engine, settings)
+
+    # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
+    # Only an engine whose models hold a detector is waited for: the region search waits for no other's start.
+    detector = (lambda: ready.result().text_detector()) if engine_traits(settings.ocr.engine).text_detector else None
+    scan = scan_video(video, settings, start, end, detector=detector, on_stage=stage)
+    stage("reading")
+    stats = Stats()
+    worker = _OcrWorker(ready)
+    stream = CueStream(settings.align, len(scan.bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
+    if stream is not None:
+        worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
+
+    def on_segment(segment: Segment, key: int, first: bool) -> None:
+        if not first:
+            stats.reused_readings += 1
+        if crops is not None:
+            crops.save(segment, key)
+        if first:
+            worker.submit(key, segment)
+
+    total = ((scan.end if scan.end is not None else scan.info.duration) - scan.start) \
+        if scan.end is not None or scan.info.duration else None
+
+    def after_frame(pts: float, segments: list[tuple[Segment, int]], horizons: list[float]) -> bool:
+        if worker.error is not None:
+            return False  # the engine failed: keep what was read, decode no further
+        if stream is not None and not settings.sample.fps:
+            stream.update(segments, worker.results, horizons)
+        if progress is not None:
+            progress(pts - scan.start, total, len(segments))
+        return True
+
+    try:
+        segmented = segment_video(scan, settings, on_segment=on_segment, after_frame=after_frame)
+    finally:
+        worker.close()
+    if ready.exception() is not None:
+        raise ready.exception()
+    if worker.error is not None and not isinstance(worker.error, SubextractError):
+        raise worker.error
+    if settings.sample.fps:
+        stage("snapping boundaries")
+    stats.ocr_calls, stats.ocr_seconds = worker.calls, worker.seconds
+    result = cues_from_segments(segmented, worker.results, settings, lang,
+                                engine_error=str(worker.error) if worker.error is not None else None, stats=stats)
+    if crops is not None:
+        crops.finish(worker.results, partial(_prepared, lang=lang))
+    if stream is not None:
+        stream.finish(result.cues)
     stats.wall_seconds = time.perf_counter() - began
-    return ExtractionResult(info=info, bands=bands, cues=cues, stats=stats, warnings=warnings, complete=complete,
-                            error=str(worker.error) if worker.error is not None else None, damaged=damaged,
-                            lang=lang)
+    return result
 
 
 def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:

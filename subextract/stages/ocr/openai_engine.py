@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from subextract.clients.balanced import BalancedClient, server_list
 from subextract.clients.openai_api import Completion, CompletionsFailed, OpenAiClient
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
@@ -28,9 +29,11 @@ class OpenAiEngine:
         if not settings.server:
             raise SubextractError("engine openai needs the server's address: --server http://HOST:PORT/v1")
         self.settings = settings
-        self._client = OpenAiClient(settings.server, role="OCR server", model_option="--model",
-                                    concurrency=settings.concurrency, timeout=settings.timeout,
-                                    retries=settings.retries)
+        servers = server_list(settings.server)
+        options = {"role": "OCR server", "model_option": "--model", "concurrency": settings.concurrency,
+                   "timeout": settings.timeout, "retries": settings.retries}
+        # Several replicas of the model (--server given more than once): one client balancing between them.
+        self._client = OpenAiClient(servers[0], **options) if len(servers) == 1 else BalancedClient(servers, **options)
         self.server = self._client.server
         self.model = self._client.served_model(settings.model)
 
