@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
+from json_endpoint import JsonHandler
 
 from subextract.clients.balanced import BalancedClient
 from subextract.errors import SubextractError
@@ -23,20 +24,9 @@ class Replica:
         self._lock = threading.Lock()
         replica = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *_args) -> None:
-                pass
-
-            def _answer(self, data: dict) -> None:
-                body = json.dumps(data).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
-                self._answer({"data": [{"id": replica.model}]})
+                self.send_json({"data": [{"id": replica.model}]})
 
             def do_POST(self) -> None:
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -47,7 +37,7 @@ class Replica:
                 with replica._lock:
                     replica.in_flight -= 1
                     replica.answered += 1
-                self._answer({"choices": [{"message": {"content": request["messages"][0]["content"]}}]})
+                self.send_json({"choices": [{"message": {"content": request["messages"][0]["content"]}}]})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"

@@ -12,6 +12,7 @@ import pysrt
 
 import pytest
 
+from json_endpoint import JsonHandler
 from serve_fixtures import SAMPLES, ZH_SAMPLE, Server, upload, wait_for, zh_cli_srt  # noqa: F401
 
 
@@ -26,23 +27,12 @@ def video_host():
     httpd.server_close()
 
 
-class _NumberingTranslator(http.server.BaseHTTPRequestHandler):
+class _NumberingTranslator(JsonHandler):
     """An OpenAI-compatible endpoint that answers a batch prompt's numbered lines, in English,
     with what their number is (the service's wiring is under test, not a model)."""
 
-    def log_message(self, *args) -> None:
-        pass
-
-    def _send(self, document: dict) -> None:
-        body = json.dumps(document).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
     def do_GET(self) -> None:
-        self._send({"object": "list", "data": [{"id": "numbering", "object": "model"}]})
+        self.send_json({"object": "list", "data": [{"id": "numbering", "object": "model"}]})
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
@@ -50,7 +40,7 @@ class _NumberingTranslator(http.server.BaseHTTPRequestHandler):
         numbers = re.findall(r"^(\d+): ", prompt.rsplit("\n\n", 1)[-1], re.MULTILINE)
         reply = "\n".join(f"{n}: Subtitle line number {n} in English" for n in numbers) or "Subtitle line in English"
         message = {"role": "assistant", "content": reply}
-        self._send({"id": "x", "object": "chat.completion", "model": "numbering",
+        self.send_json({"id": "x", "object": "chat.completion", "model": "numbering",
                     "choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
 
 

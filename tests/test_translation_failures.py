@@ -3,13 +3,12 @@ line has not translated: those cues keep their text, are counted, and the run ex
 
 from __future__ import annotations
 
-import http.server
-import json
 import socketserver
 import threading
 
 import pytest
 
+from json_endpoint import JsonHandler
 from subextract.config import load_settings
 from subextract.translate.protocol import Languages
 from subextract.translate.translator import Translator
@@ -78,26 +77,15 @@ def test_real_translations_pass_including_an_apology_and_a_repeated_word():
     assert translate(chinese.get, languages=EN_ZH, sources=list(chinese)).stats.kept_original == 0
 
 
-class _RefusingServer(http.server.BaseHTTPRequestHandler):
+class _RefusingServer(JsonHandler):
     """An OpenAI-compatible endpoint whose model refuses everything."""
 
-    def log_message(self, *args) -> None:
-        pass
-
-    def _send(self, document: dict) -> None:
-        body = json.dumps(document).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
     def do_GET(self) -> None:
-        self._send({"object": "list", "data": [{"id": "refuser", "object": "model"}]})
+        self.send_json({"object": "list", "data": [{"id": "refuser", "object": "model"}]})
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self._send({"id": "x", "object": "chat.completion", "model": "refuser",
+        self.send_json({"id": "x", "object": "chat.completion", "model": "refuser",
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": REFUSAL}}]})
 
