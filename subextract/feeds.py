@@ -129,12 +129,18 @@ class CueFeed:
         """The whole feed of a finished video, as a JSONL document."""
         return "".join(jsonl_line(record) for record in map(self.record, cues) if record is not None)
 
-    def streaming_to(self, sink: "FeedSink") -> Callable[[Cue], None]:
-        """An ``on_cue`` callback for ``extract`` that writes each kept cue to ``sink``."""
+    def streaming_to(self, sinks: Sequence["FeedSink"],
+                     listener: Callable[[dict], None] | None = None) -> Callable[[Cue], None]:
+        """An ``on_cue`` callback for ``extract``: each kept cue's record written to every sink
+        and handed to ``listener``."""
         def on_cue(cue: Cue) -> None:
             record = self.record(cue)
-            if record is not None:
+            if record is None:
+                return
+            for sink in sinks:
                 sink.write_line(jsonl_line(record))
+            if listener is not None:
+                listener(record)
         return on_cue
 
     def _flags(self, cue: Cue) -> list[str] | None:

@@ -139,12 +139,11 @@ def run_job(video: str, settings: Settings, options: JobOptions, outputs: JobOut
     feed = CueFeed(video, options.watchlist, options.only_flagged)
     stream = FeedSink(outputs.cues) if outputs.streamed and outputs.cues is not None else None
     listeners = [*events.feeds, *([stream] if stream is not None else [])]
-    on_cue = _cue_listener(feed, listeners, events.cue) if listeners or events.cue else None
+    on_cue = feed.streaming_to(listeners, events.cue) if listeners or events.cue else None
     try:
-        result = extraction if extraction is not None else extract(video, settings, lang=options.lang, start=options.start, end=options.end,
-                                                           engine=engine, progress=events.progress,
-                                                           on_cue=on_cue, on_stage=events.stage,
-                                                           save_crops=options.save_crops)
+        result = extraction if extraction is not None else extract(
+            video, settings, lang=options.lang, start=options.start, end=options.end, engine=engine,
+            progress=events.progress, on_cue=on_cue, on_stage=events.stage, save_crops=options.save_crops)
     finally:
         if stream is not None:
             stream.close()
@@ -163,20 +162,6 @@ def run_job(video: str, settings: Settings, options: JobOptions, outputs: JobOut
     if translator is not None and options.translate:
         _translate(job, translator, options, outputs, place, events)
     return job
-
-
-def _cue_listener(feed: CueFeed, sinks: Sequence[FeedSink], listener: Callable[[dict], None] | None):
-    from subextract.stages.write import jsonl_line
-
-    def on_cue(cue: Cue) -> None:
-        record = feed.record(cue)
-        if record is None:
-            return
-        for sink in sinks:
-            sink.write_line(jsonl_line(record))
-        if listener is not None:
-            listener(record)
-    return on_cue
 
 
 def _render(feed: CueFeed, kept: list[Cue], every: list[Cue], fmt: str, metadata: dict) -> str:

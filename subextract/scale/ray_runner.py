@@ -130,13 +130,18 @@ def _column(values: Sequence[Any]) -> np.ndarray:
     return column
 
 
-class VideoWorker:
-    """Level 1: one engine per actor (``EnginePool``), the whole job of each video given."""
+class _ManifestActor:
+    """A Ray actor that runs batch tasks: the batch runner's task code over the shared manifest
+    (``since``: the run's start, for the records a dead attempt left)."""
 
     def __init__(self, options: Options, key: str, since: str) -> None:
         self._options = options
         self._since = since
         self._runner = BatchRunner([], options, Manifest(options.manifest_path), key)
+
+
+class VideoWorker(_ManifestActor):
+    """Level 1: one engine per actor (``EnginePool``), the whole job of each video given."""
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         return {"record": _column([json.dumps(self.run(pickle.loads(blob))) for blob in batch["task"]])}
@@ -191,13 +196,8 @@ def _detector(det_side: int, threads: int):
     return RapidTextDetector.standalone(det_side, threads)
 
 
-class SegmentVideos:
+class SegmentVideos(_ManifestActor):
     """Stage A: each video's segments, and a crop row for each segment that needs a read."""
-
-    def __init__(self, options: Options, key: str, since: str) -> None:
-        self._options = options
-        self._since = since
-        self._runner = BatchRunner([], options, Manifest(options.manifest_path), key)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         rows: list[tuple[str, str, int, bytes]] = []
@@ -263,13 +263,8 @@ class ReadCrops:
         return {**batch, "kind": _column(kinds), "payload": _column(payloads)}
 
 
-class WriteVideos:
+class WriteVideos(_ManifestActor):
     """Stage C: one video's rows → cues → its outputs and final manifest record."""
-
-    def __init__(self, options: Options, key: str, since: str) -> None:
-        self._options = options
-        self._since = since
-        self._runner = BatchRunner([], options, Manifest(options.manifest_path), key)
 
     def __call__(self, group: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         part: _VideoPart | None = None

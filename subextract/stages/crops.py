@@ -13,12 +13,7 @@ import numpy as np
 
 from subextract.errors import SubextractError
 from subextract.schema import Reading, Segment
-from subextract.stages.write import write_text
-
-
-def _stamp(seconds: float) -> str:
-    ms = int(round(seconds * 1000))
-    return f"{ms // 3_600_000:02d}-{ms // 60_000 % 60:02d}-{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+from subextract.stages.write import clock, write_text
 
 
 class CropSaver:
@@ -39,7 +34,7 @@ class CropSaver:
         """The picture of a segment to be read (``key``: its reading); a segment reusing an earlier
         reading is listed with that reading's picture."""
         earlier = next((name for _, k, name in self._saved if k == key), None)
-        name = earlier or f"{_stamp(segment.start)}_{_stamp(segment.end)}_band{segment.band}.png"
+        name = earlier or f"{clock(segment.start, '-')}_{clock(segment.end, '-')}_band{segment.band}.png"
         if earlier is None:
             picture = np.ascontiguousarray(segment.image)
             if not cv2.imwrite(str(self.folder / name), picture):

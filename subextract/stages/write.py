@@ -27,9 +27,11 @@ def _ms(seconds: float) -> int:
     return int(round(seconds * 1000))
 
 
-def _vtt_time(seconds: float) -> str:
+def clock(seconds: float, separator: str = ":") -> str:
+    """``HH:MM:SS.mmm`` (WebVTT's time; with ``-`` a file name's)."""
     ms = _ms(seconds)
-    return f"{ms // 3_600_000:02d}:{ms // 60_000 % 60:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}"
+    return separator.join(f"{part:02d}" for part in (ms // 3_600_000, ms // 60_000 % 60, ms // 1000 % 60)) \
+        + f".{ms % 1000:03d}"
 
 
 def top_bands(metadata: dict | None) -> set[int]:
@@ -74,7 +76,7 @@ def render_vtt(cues: Sequence[Cue], metadata: dict | None = None) -> str:
     for cue in cues:
         settings = " line:0" if cue.band in top else ""
         body = "\n".join(html.escape(line, quote=False) for line in cue.lines if line) or " "
-        out.write(f"\n{_vtt_time(cue.start)} --> {_vtt_time(cue.end)}{settings}\n{body}\n")
+        out.write(f"\n{clock(cue.start)} --> {clock(cue.end)}{settings}\n{body}\n")
     return out.getvalue()
 
 
