@@ -28,6 +28,14 @@ Engines and settings (``--sets``, comma-separated):
                      openai engine against the first replica. ``seq``: each replica started once
                      the one before has measured its memory; ``vis``: the vision tower batched
 
+  replicas-rR[-compiled]
+                     R in-process engines (the product's ``--engine vllm``), one process each, on the
+                     one GPU, started one after another, with the vision tower batched and 640x72
+                     pictures; then phases in which 1, 2, 4, ... R of them read at once, each keeping
+                     its engine fed with ``--replica-chunk`` crops a call: aggregate crops/s and GPU
+                     utilisation per phase. The first replica first measures single-crop latency
+                     alone. ``compiled``: vLLM's compiled engine with CUDA graphs instead of eager
+
 Load levels: in-process, a level is the number of crops in one ``read_batch`` (they are read
 together, so the full-response latency of each is the batch's time); over HTTP it is the number
 of requests kept in flight (a new one starts as soon as one ends).
@@ -536,6 +544,143 @@ def product_openai_engine(args: argparse.Namespace, server: str) -> dict[str, An
     return rows
 
 
+# -- in-process replicas --------------------------------------------------------------------------------
+
+
+def replica_options(replicas: int, compiled: bool, extra: dict[str, Any]) -> dict[str, Any]:
+    return {"load_format": "dummy", "trust_remote_code": False, "disable_log_stats": False,
+            "enable_chunked_prefill": True, "gpu_memory_utilization": round(0.85 / replicas, 3),
+            "enforce_eager": not compiled, **extra}
+
+
+def worker_replica(args: argparse.Namespace) -> dict[str, Any]:
+    """One replica: start, measure (the first one alone) single-crop latency, say ready, then read
+    in the phases of the schedule the parent writes once every replica is up."""
+    _, index_part, count_part, mode = args.worker.split("-")
+    index, count = int(index_part), int(count_part)
+    folder = Path(args.out) / args.replica_dir
+    import gpu_vision
+
+    gpu_vision.apply(force=True)
+    began = time.perf_counter()
+    options = replica_options(count, mode == "compiled", args.replica_options)
+    settings = ocr_settings(args.preset, "vllm", args.model, args.tokens, options)
+    settings = dataclasses.replace(settings, max_side=640, max_pixels=640 * 72)
+    from subextract.stages.ocr import create_engine
+
+    engine = create_engine(settings)
+    force_reply_length(engine, args.tokens)
+    crops = band_crops(args.replica_chunk, seed=100 + index)
+    engine.read_batch(crops[:8])
+    engine.read_batch(crops[:64])
+    result: dict[str, Any] = {"index": index, "start_s": time.perf_counter() - began}
+    if index == 0:
+        result["levels"] = in_process_levels(engine, args.tokens, (1, 16, 64, 256), 6)
+    (folder / f"ready{index}").write_text(str(result["start_s"]))
+    schedule_path = folder / "schedule.json"
+    while not schedule_path.exists():
+        time.sleep(0.1)
+    schedule = json.loads(schedule_path.read_text())
+    phases = []
+    for phase in schedule:
+        batches = []
+        if index < phase["active"]:
+            while time.time() < phase["start"]:
+                time.sleep(0.005)
+            while time.time() < phase["end"]:
+                started = time.time()
+                engine.read_batch(crops)
+                batches.append((started, time.time(), len(crops)))
+        phases.append({"active": phase["active"], "batches": batches})
+        while time.time() < phase["end"]:
+            time.sleep(0.05)
+    result["phases"] = phases
+    return result
+
+
+def worker_replicas(args: argparse.Namespace) -> dict[str, Any]:
+    _, replica_part, *flags = args.worker.split("-")
+    replicas, compiled = int(replica_part[1:]), "compiled" in flags
+    folder = Path(args.out) / args.worker
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*"):
+        if stale.is_file():
+            stale.unlink()
+    env = dict(os.environ, OMP_NUM_THREADS="2", VLLM_ENABLE_V1_MULTIPROCESSING="0")
+    result: dict[str, Any] = {"setting": args.worker, "tokens": args.tokens, "replicas_asked": replicas,
+                              "compiled": compiled, "picture": "640x72", "batched_vision": True,
+                              "engine_options": replica_options(replicas, compiled, args.replica_options),
+                              "chunk": args.replica_chunk}
+    began = time.perf_counter()
+    processes, starts = [], []
+    for r in range(replicas):
+        if processes and time.perf_counter() - began > args.start_budget:
+            print(f"  start budget spent: {len(processes)} replicas", flush=True)
+            break
+        command = [sys.executable, __file__, args.model, "--out", args.out, "--tokens", str(args.tokens),
+                   "--preset", args.preset, "--replica-chunk", str(args.replica_chunk), "--replica-dir", args.worker,
+                   "--replica-options", json.dumps(args.replica_options),
+                   "--worker", f"replica-{r}-{replicas}-{'compiled' if compiled else 'eager'}"]
+        log = open(folder / f"replica{r}.log", "w")
+        processes.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                          start_new_session=True))
+        while not (folder / f"ready{r}").exists() and processes[-1].poll() is None:
+            time.sleep(0.2)
+        if processes[-1].poll() is not None and not (folder / f"ready{r}").exists():
+            result.setdefault("errors", []).append(
+                f"replica {r} exited {processes[-1].returncode}: "
+                + (folder / f"replica{r}.log").read_text(errors="replace")[-600:])
+            processes.pop()
+            break
+        starts.append(time.perf_counter() - began)
+        print(f"  replica {r} ready at {starts[-1]:.1f} s", flush=True)
+    result["ready_at_s"] = starts
+    result["start_s"] = starts[-1] if starts else None
+    active = len(processes)
+    counts = sorted({n for n in (1, 2, 4, 8, 16) if n < active} | {active}) if active else []
+    first = time.time() + 2
+    schedule = []
+    for n in counts:
+        schedule.append({"active": n, "start": first, "end": first + args.phase_s})
+        first += args.phase_s + 8  # a call begun just before the end runs on past it
+    (folder / "schedule.json").write_text(json.dumps(schedule))
+    phase_rows = []
+    for phase in schedule:
+        while time.time() < phase["start"]:
+            time.sleep(0.05)
+        memory = GpuMemory()
+        time.sleep(max(0.0, phase["end"] - time.time()))
+        phase_rows.append({"active": phase["active"], "gpu": memory.stop_load()})
+    for process in processes:
+        try:
+            process.wait(timeout=args.phase_s * 3 + 60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+    replies = []
+    for r in range(active):
+        path = folder / f"replica-{r}.json"
+        if path.exists():
+            replies.append(json.loads(path.read_text()))
+    for row, phase in zip(phase_rows, schedule):
+        batches = [b for reply in replies for p in reply["phases"] if p["active"] == row["active"]
+                   for b in p["batches"]]
+        if batches:
+            span = max(b[1] for b in batches) - phase["start"]
+            row["crops"] = sum(b[2] for b in batches)
+            row["crops_per_s"] = row["crops"] / span
+            row["per_replica"] = row["crops_per_s"] / row["active"]
+            row["batch_s_p50"] = statistics.median(b[1] - b[0] for b in batches)
+        print(f"  {row['active']} replicas reading: {row.get('crops_per_s', math.nan):.1f} crops/s, "
+              f"GPU busy {row['gpu'].get('utilisation_mean')} % mean", flush=True)
+    result["phases"] = phase_rows
+    lone = next((reply for reply in replies if reply["index"] == 0), {})
+    result["levels"] = lone.get("levels", {})
+    result["doubling_load"] = doubling_level(result["levels"]) if result["levels"] else None
+    measured = [row for row in phase_rows if "crops_per_s" in row]
+    result["bulk"] = max(measured, key=lambda row: row["crops_per_s"]) if measured else {"crops_per_s": math.nan}
+    return result
+
+
 # -- orchestration --------------------------------------------------------------------------------------
 
 class GpuMemory:
@@ -591,7 +736,9 @@ def run_setting(args: argparse.Namespace, setting: str) -> dict[str, Any]:
                str(args.tokens), "--n", str(args.n), "--preset", args.preset, "--port", str(args.port),
                "--ready-timeout", str(args.ready_timeout), "--tf-batch", ",".join(map(str, args.tf_batch)),
                "--levels", json.dumps(args.levels), "--level-budget", str(args.level_budget),
-               "--tf-n1", str(args.tf_n1), "--tf-nb", str(args.tf_nb), "--lever-n", str(args.lever_n)]
+               "--tf-n1", str(args.tf_n1), "--tf-nb", str(args.tf_nb), "--lever-n", str(args.lever_n),
+               "--replica-chunk", str(args.replica_chunk), "--phase-s", str(args.phase_s),
+               "--start-budget", str(args.start_budget), "--replica-options", json.dumps(args.replica_options)]
     memory = GpuMemory()
     began = time.perf_counter()
     with open(out / f"{setting}.log", "w") as log:
@@ -664,6 +811,9 @@ def table(results: list[dict[str, Any]], tokens: int) -> str:
             extra.append(f"| {r['setting']}: product --engine openai, {name} | {fmt(row['crops_per_s'], 1)} |")
         for level, row in r.get("levels", {}).items():
             extra.append(f"| {r['setting']} at load {level} | {fmt(row['crops_per_s'], 1)} |")
+        for row in r.get("phases", []):
+            extra.append(f"| {r['setting']}: {row['active']} reading at once (GPU busy "
+                         f"{fmt(row['gpu'].get('utilisation_mean'))} % mean) | {fmt(row.get('crops_per_s'), 1)} |")
     if extra:
         lines += ["", "| engine, setting, lever | crops/s |", "|---|---|"] + extra
     return "\n".join(lines) + "\n"
@@ -686,12 +836,24 @@ def main() -> int:
     parser.add_argument("--tf-n1", type=int, default=16, help="crops for transformers batch 1")
     parser.add_argument("--tf-nb", type=int, default=128, help="crops for transformers batched")
     parser.add_argument("--levels", type=json.loads, default=LEVELS, help="load levels, JSON like the default")
+    parser.add_argument("--replica-chunk", type=int, default=256, help="replicas: crops per read_batch call")
+    parser.add_argument("--phase-s", type=float, default=20, help="replicas: seconds each phase reads")
+    parser.add_argument("--start-budget", type=float, default=330,
+                        help="replicas: no further replica is started after this many seconds")
+    parser.add_argument("--replica-options", type=json.loads, default={},
+                        help="replicas: more vllm.LLM options, JSON")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--replica-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.worker:
-        result = worker_server(args) if args.worker.startswith("server-") else worker_in_process(args)
+        if args.worker.startswith("replica-"):
+            result = worker_replica(args)
+            (out / args.replica_dir / f"replica-{result['index']}.json").write_text(json.dumps(result, default=str))
+            return 0
+        workers = {"server": worker_server, "replicas": worker_replicas}
+        result = workers.get(args.worker.split("-")[0], worker_in_process)(args)
         (out / f"{args.worker}.json").write_text(json.dumps(result, indent=1, default=str))
         return 0
     results_path = out / "results.json"
