@@ -430,7 +430,7 @@ class BatchRunner:
         self.options = options
         self.manifest = manifest
         self.key = key
-        self.engines = EnginePool(dataclasses.replace(options.settings.ocr, lang=options.lang))  # scripts routed by --lang
+        self.engines = EnginePool(options.settings.ocr)
         self.stop = threading.Event()
         self.results: dict[str, dict[str, Any]] = {}  # video → its final manifest record, this run
         self._print_lock = threading.Lock()
@@ -502,7 +502,7 @@ class BatchRunner:
         options = self.options.job
         try:
             done = run_job(job.video, self.options.settings, options, outputs_in_tree(job.output, options),
-                           engine=self.engines.get() if extraction is None else None,
+                           engine=self.engines.get(options.lang) if extraction is None else None,
                            extraction=extraction() if extraction is not None else None,
                            translator=self.options.translator,
                            place=lambda path, text: str(outputs.place(Path(path), text)),

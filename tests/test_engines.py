@@ -77,6 +77,19 @@ def test_a_per_thread_engine_gets_one_instance_per_thread():
     assert seen[0] is not first and type(seen[0]) is type(first)
 
 
+def test_an_engine_whose_models_depend_on_the_language_gets_one_per_job_language():
+    """A service or batch job with --lang ru reads with the Russian model even when the pool was
+    made for --lang all; an engine that reads every script alike is shared across languages."""
+    pool = EnginePool(load_settings().ocr)
+    russian, every = pool.get("ru"), pool.get("all")
+    assert pool.get("ru") is russian and pool.get() is every and russian is not every
+    assert russian.fixed is not None and russian.fixed.model == "rus" and russian.settings.lang == "ru"
+    assert getattr(every, "fixed", None) is None
+    assert [name for name, traits in ENGINES.items() if traits.reads_by_language] == ["rapidocr"]
+    shared = EnginePool(replace(load_settings().ocr, engine="vllm", model="/nonexistent"))  # set up in background
+    assert shared.get("ru") is shared.get("all")
+
+
 def test_shared_engines_are_created_once_serialized_unless_concurrent(monkeypatch):
     made = []
 

@@ -8,16 +8,15 @@ text itself, not a file name.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from subextract.errors import SubextractError
+from subextract.stages.region import user_box
 
 FIELDS = ("lang", "config", "region", "start", "end", "translate", "watchlist")
 MAX_WATCHLIST = 256 * 1024  # characters
-_REGION = re.compile(r"^(auto|bottom|top|\d+,\d+,\d+,\d+)$")
 
 
 @dataclass(frozen=True)
@@ -57,8 +56,8 @@ def parse_options(values: Mapping[str, Any], allowed_configs: list[str], can_tra
         if name not in allowed_configs:
             raise SubextractError(f"config {name!r}: not a preset of this server ({', '.join(allowed_configs)})")
     region = _text(values, "region")
-    if region is not None and not _REGION.match(region):
-        raise SubextractError(f"region {region!r}: expected auto, bottom, top or X,Y,W,H")
+    if region is not None:
+        user_box(region, "region")
     start = _time(values, "start", time_arg) or 0.0
     end = _time(values, "end", time_arg)
     if end is not None and end <= start:

@@ -141,7 +141,7 @@ class WorkerPool:
 
     def _work(self) -> None:
         try:
-            engine = self.engines.get()
+            self.engines.get()  # the engine of --lang all up front: /ready waits for it
         except SubextractError as exc:
             self.engine_error = str(exc)
             log.error("the OCR engine could not be started: %s", exc)
@@ -156,13 +156,13 @@ class WorkerPool:
             with self._lock:
                 self._running.add(job.id)
             try:
-                self._run(job, engine)
+                self._run(job)
             finally:
                 with self._lock:
                     self._running.discard(job.id)
                     self._interrupts.pop(job.id, None)
 
-    def _run(self, job: Job, engine) -> None:
+    def _run(self, job: Job) -> None:
         from subextract.feeds import Watchlist
 
         options = JobOptions.from_stored(job.options)
@@ -204,8 +204,8 @@ class WorkerPool:
 
         log.info("job %s started (attempt %d): %s", job.id, job.attempts, job.name)
         try:
-            outcome = run_job(job, options, self.config, engine, on_cue=on_cue, progress=progress,
-                              on_stage=on_stage)
+            outcome = run_job(job, options, self.config, self.engines.get(options.lang), on_cue=on_cue,
+                              progress=progress, on_stage=on_stage)
         except JobInterrupted as stop:
             self._stopped(job, stop.reason)
             return

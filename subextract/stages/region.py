@@ -60,16 +60,26 @@ def _edge_band(info: VideoInfo, settings: RegionSettings, where: str) -> Band:
     return Band(0, y, info.width // 2 * 2, height, where)
 
 
-def fixed_bands(mode: str, info: VideoInfo, settings: RegionSettings) -> list[Band] | None:
-    """Bands the user chose (``bottom``, ``top``, ``X,Y,W,H``); None for ``auto``."""
-    if mode == "auto":
+def user_box(mode: str, label: str = "--region") -> tuple[int, int, int, int] | None:
+    """The X,Y,W,H box a region ``mode`` names, None for ``auto``, ``bottom`` and ``top``;
+    anything else is refused (``label`` names the option in the message)."""
+    if mode in ("auto", "bottom", "top"):
         return None
-    if mode in ("bottom", "top"):
-        return [_edge_band(info, settings, mode)]
     match = _BOX.match(mode)
     if not match:
-        raise SubextractError(f"--region {mode!r}: expected auto, bottom, top or X,Y,W,H")
+        raise SubextractError(f"{label} {mode!r}: expected auto, bottom, top or X,Y,W,H")
     x, y, w, h = (int(v) for v in match.groups())
+    return x, y, w, h
+
+
+def fixed_bands(mode: str, info: VideoInfo, settings: RegionSettings) -> list[Band] | None:
+    """Bands the user chose (``bottom``, ``top``, ``X,Y,W,H``); None for ``auto``."""
+    box = user_box(mode)
+    if mode == "auto":
+        return None
+    if box is None:
+        return [_edge_band(info, settings, mode)]
+    x, y, w, h = box
     if w < 8 or h < 8 or x + w > info.width or y + h > info.height:
         raise SubextractError(f"--region {mode}: box must lie inside the {info.width}x{info.height} picture")
     return [Band(x, y, w // 2 * 2, h // 2 * 2, "user")]

@@ -13,7 +13,7 @@ import importlib
 import threading
 from concurrent.futures import Future
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -61,6 +61,9 @@ class EngineTraits:
     reads_line_boxes: bool  # recognises the segmenter's line boxes instead of finding lines itself
     text_detector: bool  # ``engine.text_detector()`` gives the detector the region pre-scan uses
     summary: str  # for --help
+    # Its models depend on ``OcrSettings.lang`` (--lang ru reads every line with the Russian model):
+    # jobs of different languages need engines of their own.
+    reads_by_language: bool = False
 
 
 ENGINES: dict[str, EngineTraits] = {traits.name: traits for traits in (
@@ -69,7 +72,7 @@ ENGINES: dict[str, EngineTraits] = {traits.name: traits for traits in (
     # RapidOCR (PP-OCRv6) alone, or routed per line to Tesseract's models for the scripts
     # PP-OCRv6 lacks (stages/ocr/routed.py), as --lang needs.
     EngineTraits("rapidocr", "subextract.stages.ocr.routed:embedded_engine", "per_thread", True, True, True,
-                 "embedded, CPU (PP-OCRv6; Tesseract for the scripts it lacks)"),
+                 "embedded, CPU (PP-OCRv6; Tesseract for the scripts it lacks)", reads_by_language=True),
     # vLLM's LLM is not thread-safe; a GPU model is loaded once, 17-82 s on the H200.
     EngineTraits("vllm", "subextract.stages.ocr.vllm_engine:VllmEngine", "serialized", True, False, False,
                  "a vision-language model run in this process by vLLM"),
@@ -130,22 +133,27 @@ class SerializedEngine:
 
 class EnginePool:
     """The OCR engine each thread's job gets, as the engine's ``sharing`` trait allows: its own
-    instance, or one shared instance (serialized, or used concurrently)."""
+    instance, or one shared instance (serialized, or used concurrently); one per job language
+    where the engine's models depend on it (``reads_by_language``)."""
 
     def __init__(self, settings: OcrSettings) -> None:
         self._settings = settings
         self._traits = engine_traits(settings.engine)
         self._local = threading.local()
-        self._shared: Any = None
+        self._shared: dict[str, Any] = {}
         self._lock = threading.Lock()
 
-    def get(self) -> OcrEngine:
+    def get(self, lang: str | None = None) -> OcrEngine:
+        """The engine for a job of ``lang`` (its --lang; None: the pool's settings' own)."""
+        lang = lang if lang is not None and self._traits.reads_by_language else self._settings.lang
+        settings = self._settings if lang == self._settings.lang else replace(self._settings, lang=lang)
         if self._traits.sharing == "per_thread":
-            if getattr(self._local, "engine", None) is None:
-                self._local.engine = create_engine(self._settings)
-            return self._local.engine
+            engines = self._local.__dict__.setdefault("engines", {})
+            if lang not in engines:
+                engines[lang] = create_engine(settings)
+            return engines[lang]
         with self._lock:
-            if self._shared is None:
-                self._shared = (create_engine(self._settings) if self._traits.sharing == "concurrent"
-                                else SerializedEngine(set_up(self._settings)))
-            return self._shared
+            if lang not in self._shared:
+                self._shared[lang] = (create_engine(settings) if self._traits.sharing == "concurrent"
+                                      else SerializedEngine(set_up(settings)))
+            return self._shared[lang]
