@@ -75,8 +75,8 @@ TESSERACT_LANGUAGES: dict[str, TesseractLanguage] = {
 # until one reads it confidently: language models first, which read better here than the script
 # models (the Cyrillic one mixes in letters of other Cyrillic alphabets, the Hangul, Thai and
 # Arabic ones split words into letters or drop marks), except for Greek's fast model (a stand-in
-# takes its place, see _FAST_STAND_INS). Russian's model reads
-# Ukrainian's і as 1 or !, so Ukrainian's model comes next.
+# takes its place, see _FAST_STAND_INS). Russian's model reads Ukrainian's і as 1 or !, so
+# Ukrainian's model comes next.
 ROUTE_MODELS: dict[str, tuple[str, ...]] = {
     "Cyrillic": ("rus", "ukr", "bul", "srp", "Cyrillic"),
     "Greek": ("ell", "Greek"),
@@ -165,9 +165,10 @@ def model_origin(model: str) -> str:
         return "not installed"
     if folder == better_models_dir():
         try:
-            source = json.loads((folder / SOURCES_FILE).read_text(encoding="utf-8")).get(model)
+            sources = json.loads((folder / SOURCES_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            source = None
+            sources = None
+        source = sources.get(model) if isinstance(sources, dict) else None
         if isinstance(source, dict):
             return f"{source.get('variant')} from {source.get('package')}@{source.get('version')} in {folder}"
     return f"{folder}"
@@ -184,14 +185,19 @@ def resolved_language(lang: str) -> TesseractLanguage:
     return replace(language, model=model)
 
 
+def _package_to_install(language: TesseractLanguage) -> str:
+    """The Debian package to name when a language's model is missing: its stand-in's where it has
+    one (what reads best of what Debian packages)."""
+    stand_in = _FAST_STAND_INS.get(language.model)
+    return TesseractLanguage(stand_in, language.script).package if stand_in else language.package
+
+
 def require_language(lang: str) -> TesseractLanguage:
     """The model for ``--lang lang``; a SubextractError naming the package when it is not installed."""
     language = resolved_language(lang)
     if language.model not in installed_models():
-        stand_in = _FAST_STAND_INS.get(language.model)
-        package = TesseractLanguage(stand_in, language.script).package if stand_in else language.package
         raise SubextractError(f"--lang {lang} needs Tesseract's '{language.model}' model, which is not installed: "
-                              f"apt-get install {package}")
+                              f"apt-get install {_package_to_install(language)}")
     return language
 
 
@@ -221,7 +227,5 @@ def language_table() -> list[tuple[str, str, str, bool, str]]:
         if model in installed:
             rows.append((code, "tesseract", model, True, model_origin(model)))
         else:
-            stand_in = _FAST_STAND_INS.get(model)
-            package = TesseractLanguage(stand_in, language.script).package if stand_in else language.package
-            rows.append((code, "tesseract", package, False, "not installed"))
+            rows.append((code, "tesseract", _package_to_install(language), False, "not installed"))
     return rows
