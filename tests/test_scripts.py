@@ -164,7 +164,7 @@ def _texture(seed: int) -> np.ndarray:
     return np.clip(noise.astype(int) // 3 + 60, 0, 255).astype(np.uint8)
 
 
-@pytest.mark.parametrize("lang", ["ru", "ar", "all"])
+@pytest.mark.parametrize("lang", ["ru", "ar", "el", "uk", "hi", "all"])
 def test_texture_reads_as_nothing(lang):
     """Background texture with stroke-like "lines" the segmenter boxed (as a segment of passing
     background would be), through the engine as the pipeline creates it."""
