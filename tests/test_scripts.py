@@ -411,3 +411,14 @@ def test_fetch_offline_says_so_in_one_line_and_changes_nothing(tmp_path, capsys)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not reachable" in err[0] and "Debian's Tesseract models are used" in err[0], err
     assert not (tmp_path / "models").exists()
+
+
+def test_fetch_into_a_folder_it_cannot_write_says_so_in_one_line(registry, tmp_path, capsys):
+    from subextract.stages.ocr.tesseract_models import main
+    server, _ = registry
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder")
+    assert main(["--into", str(blocker / "models"), "--registry", server.url, "ell"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot write" in err[0] and "Debian's are used" in err[0], err
+    assert blocker.read_text() == "not a folder"

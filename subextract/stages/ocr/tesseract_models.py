@@ -189,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         except SubextractError as exc:
             print(f"subextract: best '{model}' model not installed: {exc}", file=sys.stderr)
             failed += 1
+        except OSError as exc:  # the folder cannot be written (a system-wide install, not root)
+            print(f"subextract: cannot write Tesseract's models into {args.into} ({exc.strerror}); "
+                  f"Debian's are used", file=sys.stderr)
+            return 3
     return 3 if failed else 0
 
 
