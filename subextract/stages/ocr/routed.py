@@ -28,7 +28,7 @@ from subextract.schema import LineBox
 from subextract.stages.ocr import Reading, TextLine
 from subextract.stages.ocr.rapid import RapidOcrEngine, RapidTextDetector, join_fragments
 from subextract.stages.ocr.scripts import (TESSERACT_LANGUAGES, TesseractLanguage, installed_models,
-                                           require_language, routable_scripts)
+                                           require_language, resolved_language, routable_scripts)
 from subextract.stages.ocr.tesseract import TesseractRecogniser
 from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr_fixes import is_junk
@@ -258,7 +258,8 @@ class RoutedEngine:
         line, script, _, model = best
         # Russian's model reads a Ukrainian line confidently, dropping its і: a line whose text
         # is in another language of the script is read again by that language's model.
-        own = TESSERACT_LANGUAGES.get(detect_language(line.text))
+        code = detect_language(line.text)
+        own = resolved_language(code) if code in TESSERACT_LANGUAGES else None
         if own is not None and own.model != model and any(m.model == own.model for m in self.routes[script]):
             again = cleaned(self._recogniser(own).read_line(grey, rapid_line.box), "")
             if again.confidence >= line.confidence - _RECHECK_SLACK and self._plausible(again, script):

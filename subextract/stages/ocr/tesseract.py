@@ -19,7 +19,7 @@ from PIL import Image
 from subextract.errors import SubextractError
 from subextract.schema import LineBox
 from subextract.stages.ocr import TextLine
-from subextract.stages.ocr.scripts import TesseractLanguage, tessdata_dir
+from subextract.stages.ocr.scripts import TesseractLanguage, model_folder
 
 log = logging.getLogger(__name__)
 
@@ -103,10 +103,10 @@ class TesseractRecogniser:
     def __init__(self, language: TesseractLanguage) -> None:
         from tesserocr import OEM, PSM, PyTessBaseAPI
 
-        folder = tessdata_dir()
+        folder = model_folder(language.model)
         if folder is None:
-            raise SubextractError(f"no Tesseract language data found: apt-get install {language.package}")
-        self.language = language
+            raise SubextractError(f"no Tesseract model '{language.model}' found: apt-get install {language.package}")
+        self.language, self.folder = language, folder
         try:
             self._api = PyTessBaseAPI(path=str(folder), lang=language.model, psm=PSM.SINGLE_LINE,
                                       oem=OEM.LSTM_ONLY)
