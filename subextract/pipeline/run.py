@@ -277,17 +277,12 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     """Probe, find the subtitle band, learn the subtitles' appearance and plan the decode.
     ``detector`` gives the text detector of the region pre-scan (default: RapidOCR's own models)."""
     stage = on_stage or (lambda _name: None)
+    detector = detector or _standalone_detector(settings)
     stage("probing")
     info = probe(video)
     start, end = _checked_range(info, start, end)
-
-    def standalone():
-        from subextract.stages.ocr.rapid import RapidTextDetector
-
-        return RapidTextDetector.standalone(settings.region.prescan_det_side, settings.ocr.threads)
-
     stage("finding the subtitle band" if settings.region.mode == "auto" else "starting")
-    region = find_bands(info, settings.region, detector or standalone, start, end,
+    region = find_bands(info, settings.region, detector, start, end,
                         analysis_scale=min(1.0, settings.segment.analysis_width / info.width))
     bands, static = region.bands, region.static
     appearance = learn_appearance(_strips_by_plane(region), settings.segment)
@@ -307,6 +302,24 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     if settings.sample.fps or request.mask_plane:
         segment_settings = replace(segment_settings, fade_frames=0)
     return VideoScan(video, info, start, end, bands, request, segment_settings)
+
+
+def _standalone_detector(settings: Settings) -> Callable[[], object]:
+    """RapidOCR's own text detector, for an engine whose models hold none, set up on a thread of
+    its own from now on: its imports and model load (about a second of a VLM run's start) go on
+    beside probing and the pre-scan's decode, which wait for nothing."""
+    future: Future = Future()
+
+    def load() -> None:
+        try:
+            from subextract.stages.ocr.rapid import RapidTextDetector
+
+            future.set_result(RapidTextDetector.standalone(settings.region.prescan_det_side, settings.ocr.threads))
+        except BaseException as exc:  # raised where the pre-scan asks for the detector
+            future.set_exception(exc)
+
+    threading.Thread(target=load, name="detector-setup", daemon=True).start()
+    return future.result
 
 
 def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCallback | None = None,
