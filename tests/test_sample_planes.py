@@ -4,12 +4,14 @@ BGR with the colour it had."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from conftest import run_ffmpeg
 from subextract.schema import Band
-from subextract.stages.sample import DecodeRequest, decode_frames, yuv_to_bgr
+from subextract.stages.sample import DecodeRequest, Look, decode_frames, decode_looks, yuv_to_bgr
 
 ORANGE_BGR = (26, 140, 255)
 
@@ -47,3 +49,23 @@ def test_colour_picture_converts_to_bgr(orange_clip):
 def test_luma_decoding_is_unchanged_without_a_mask_plane(orange_clip):
     frame = next(iter(decode_frames(DecodeRequest(str(orange_clip), [Band(0, 80, 320, 80)], end=0.1))))
     assert frame.bands[0].shape == (80, 320) and frame.mask_bands == ()
+
+
+def test_several_looks_from_one_decode_are_the_separate_decodes_pixels(zh_clip):
+    """The pre-scans' looks (the detector's size, the analysis size grey and in colour) come from
+    one decode, pixel for pixel what a decode of each look alone gives: FFmpeg's grey is full
+    range, so no look can be derived from another's Y plane."""
+    whole = Band(0, 0, 640, 360, "frame")
+    request = DecodeRequest(str(zh_clip), [whole], keyframes_only=True)
+    looks = [Look(0.375), Look(0.5), Look(0.5, colour=True)]
+    together = list(decode_looks(request, looks))
+    alone = [list(decode_frames(replace(request, scale=look.scale, mask_plane="u" if look.colour else None)))
+             for look in looks]
+    assert together and all(len(frames) == len(together) for frames in alone)
+    assert [pts for pts, _ in together] == [frame.pts for frame in alone[0]]
+    assert [picture.shape for picture in together[0][1]] == [(134, 240), (180, 320), (180, 320, 3)]
+    for index, (_, pictures) in enumerate(together):
+        for look, picture, frames in zip(looks, pictures, alone):
+            assert np.array_equal(picture, frames[index].bands[0]), (index, look)
+    grey, colour = together[0][1][1], together[0][1][2]
+    assert not np.array_equal(grey, colour[..., 0])  # grey is not the raw Y plane

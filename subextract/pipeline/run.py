@@ -34,7 +34,7 @@ from subextract.stages.language import detect_language, matches_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
-from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_frames
+from subextract.stages.region import Region, TextBox, find_bands, line_strips
 from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, yuv_to_bgr
 from subextract.stages.mask import exact_lost_share, glyph_changed, mask_difference
 from subextract.stages.segment import Segmenter
@@ -277,19 +277,15 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     """Probe, find the subtitle band, learn the subtitles' appearance and plan the decode.
     ``detector`` gives the text detector of the region pre-scan (default: RapidOCR's own models)."""
     stage = on_stage or (lambda _name: None)
+    detector = detector or _standalone_detector(settings)
     stage("probing")
     info = probe(video)
     start, end = _checked_range(info, start, end)
-
-    def standalone():
-        from subextract.stages.ocr.rapid import RapidTextDetector
-
-        return RapidTextDetector.standalone(settings.region.prescan_det_side, settings.ocr.threads)
-
     stage("finding the subtitle band" if settings.region.mode == "auto" else "starting")
-    region = find_bands(info, settings.region, detector or standalone, start, end)
+    region = find_bands(info, settings.region, detector, start, end,
+                        analysis_scale=min(1.0, settings.segment.analysis_width / info.width))
     bands, static = region.bands, region.static
-    appearance = learn_appearance(_strips_by_plane(region, info, settings, start, end), settings.segment)
+    appearance = learn_appearance(_strips_by_plane(region), settings.segment)
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
     logger.info("subtitle appearance: %s", appearance)
@@ -306,6 +302,24 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     if settings.sample.fps or request.mask_plane:
         segment_settings = replace(segment_settings, fade_frames=0)
     return VideoScan(video, info, start, end, bands, request, segment_settings)
+
+
+def _standalone_detector(settings: Settings) -> Callable[[], object]:
+    """RapidOCR's own text detector, for an engine whose models hold none, set up on a thread of
+    its own from now on: its imports and model load (about a second of a VLM run's start) go on
+    beside probing and the pre-scan's decode, which wait for nothing."""
+    future: Future = Future()
+
+    def load() -> None:
+        try:
+            from subextract.stages.ocr.rapid import RapidTextDetector
+
+            future.set_result(RapidTextDetector.standalone(settings.region.prescan_det_side, settings.ocr.threads))
+        except BaseException as exc:  # raised where the pre-scan asks for the detector
+            future.set_exception(exc)
+
+    threading.Thread(target=load, name="detector-setup", daemon=True).start()
+    return future.result
 
 
 def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCallback | None = None,
@@ -488,23 +502,19 @@ def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
 
 
 
-def _strips_by_plane(region: Region, info: VideoInfo, settings: Settings, start: float,
-                     end: float | None) -> dict[str, list[LineStrip]]:
+def _strips_by_plane(region: Region) -> dict[str, list[LineStrip]]:
     """The pre-scan's subtitle lines in luma and in each chroma plane, both ways round, at the
-    segmenter's analysis size (thin strokes vanish from chroma at the detector's smaller size).
-    Only keyframes are decoded again: grey (the segmenter's luma is FFmpeg's grey, not the raw Y
-    plane), and once in colour for both chroma planes."""
+    segmenter's analysis size (thin strokes vanish from chroma at the detector's smaller size):
+    grey (the segmenter's luma is FFmpeg's grey, not the raw Y plane) and both chroma planes of
+    the same keyframes, which the region pre-scan's one decode kept at that size."""
     strips = {"y": region.strips}
-    if not region.lines:
+    frames = region.frames
+    if not region.lines or frames is None or frames.analysis_scale is None:
         return strips
-    scale = min(1.0, settings.segment.analysis_width / info.width)
-    grey = prescan_frames(info, settings.region, start, end, scale=scale)
-    colour = prescan_frames(info, settings.region, start, end, scale=scale, colour=True)
-    if min(len(grey), len(colour)) <= max(line.frame for line in region.lines):
-        return strips  # decoding broke off part-way: what the detector saw
-    strips["y"] = line_strips(region.lines, grey, scale)
+    scale = frames.analysis_scale
+    strips["y"] = line_strips(region.lines, frames.grey, scale)
     for index, plane in ((1, "u"), (2, "v")):
-        found = line_strips(region.lines, [frame[..., index] for frame in colour], scale)
+        found = line_strips(region.lines, [frame[..., index] for frame in frames.colour], scale)
         strips[plane] = found
         strips[f"-{plane}"] = [(255 - strip, x0, x1) for strip, x0, x1 in found]
     return strips

@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -19,7 +19,7 @@ from subextract.config import RegionSettings
 from subextract.errors import SubextractError
 from subextract.schema import Band, VideoInfo
 from subextract.stages.appearance import LineStrip
-from subextract.stages.sample import DecodeRequest, decode_frames
+from subextract.stages.sample import DecodeRequest, Look, decode_looks
 
 _BOX = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$")
 
@@ -85,27 +85,42 @@ def fixed_bands(mode: str, info: VideoInfo, settings: RegionSettings) -> list[Ba
     return [Band(x, y, w // 2 * 2, h // 2 * 2, "user")]
 
 
+@dataclass(frozen=True)
+class PrescanFrames:
+    """The pre-scan's keyframes, each seen every way the pre-scans need it (one decode)."""
+
+    detector: list[np.ndarray]  # grey, at the text detector's input size
+    grey: list[np.ndarray] = field(default_factory=list)  # grey at the segmenter's analysis size
+    colour: list[np.ndarray] = field(default_factory=list)  # ... its Y, U and V planes as three channels
+    analysis_scale: float | None = None  # the analysis size over the picture's; None: not decoded
+
+
 def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end: float | None,
-                   scale: float | None = None, colour: bool = False) -> list[np.ndarray]:
-    """Up to ``prescan_frames`` keyframes spread over the range (only keyframes are decoded: cheap),
-    at ``scale`` (by default the detector's input size); grey, or with ``colour`` their Y, U and
-    V planes as three channels."""
-    if scale is None:
-        scale = min(1.0, settings.prescan_det_side / max(info.width, info.height))
+                   analysis_scale: float | None = None) -> PrescanFrames:
+    """Up to ``prescan_frames`` keyframes spread over the range (only keyframes are decoded:
+    cheap), at the detector's input size and, with ``analysis_scale``, also at that scale, grey
+    and in colour: one decode gives every look, pixel for pixel as separate decodes would."""
+    scale = min(1.0, settings.prescan_det_side / max(info.width, info.height))
+    looks = [Look(scale)] + ([Look(analysis_scale), Look(analysis_scale, colour=True)] if analysis_scale else [])
     whole = Band(0, 0, info.width, info.height, "frame")
     if end is None and not info.duration:
         # A live stream has no end to spread the looks over: watch the time 8 looks take, then decide.
         end = start + 8 * settings.prescan_interval
-    request = DecodeRequest(info.path, [whole], scale=scale, start=start, end=end, keyframes_only=True,
-                            mask_plane="u" if colour else None)  # any chroma plane: the crops come as Y, U, V
+    request = DecodeRequest(info.path, [whole], start=start, end=end, keyframes_only=True)
     span = max(1e-3, (end or info.duration or 1.0) - start)
     # Short videos need fewer looks: one per prescan_interval seconds, at least 8.
     buckets = max(8, min(settings.prescan_frames, round(span / settings.prescan_interval)))
-    picked: dict[int, np.ndarray] = {}
-    for frame in decode_frames(request):
-        bucket = min(buckets - 1, int((frame.pts - start) / span * buckets))
-        picked.setdefault(bucket, frame.bands[0].copy())
-    return [picked[k] for k in sorted(picked)]
+    picked: dict[int, tuple[np.ndarray, ...]] = {}
+    for pts, pictures in decode_looks(request, looks):
+        bucket = min(buckets - 1, int((pts - start) / span * buckets))
+        if bucket not in picked:
+            picked[bucket] = tuple(picture.copy() for picture in pictures)
+    chosen = [picked[k] for k in sorted(picked)]
+    detector = [pictures[0] for pictures in chosen]
+    if not analysis_scale:
+        return PrescanFrames(detector)
+    return PrescanFrames(detector, [pictures[1] for pictures in chosen], [pictures[2] for pictures in chosen],
+                         analysis_scale)
 
 
 def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float, max_line_height: float) -> list[TextBox]:
@@ -206,6 +221,7 @@ class Region:
     static: list[TextBox]  # logos and watermarks: text that stays put
     lines: list[TextBox]  # the subtitle lines the pre-scan found
     strips: list[LineStrip]  # ... in luma at the detector's size: how they are drawn
+    frames: PrescanFrames | None = None  # the pre-scan's keyframes (the appearance reads the lines there)
 
 
 def subtitle_lines(moving: Sequence[TextBox], rows, info: VideoInfo, settings: RegionSettings) -> list[TextBox]:
@@ -227,22 +243,24 @@ def line_strips(lines: Sequence[TextBox], frames: Sequence[np.ndarray], scale: f
 
 
 def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[], Callable], start: float = 0.0,
-               end: float | None = None) -> Region:
+               end: float | None = None, analysis_scale: float | None = None) -> Region:
     """The bands, the static boxes inside them and the subtitle lines seen; falls back to the
     bottom band when no text is seen. ``detector()`` gives the text detector once the pre-scan
     frames are decoded (its set-up may still be under way until then). Bands the user chose are
     pre-scanned too: the lines inside them tell how the subtitles are drawn, and a logo inside
-    them is blacked out as in the bands found."""
+    them is blacked out as in the bands found. With ``analysis_scale`` the keyframes are also
+    kept at that scale, grey and in colour (``Region.frames``)."""
     fixed = fixed_bands(settings.mode, info, settings)
-    frames = prescan_frames(info, settings, start, end)
+    prescan = prescan_frames(info, settings, start, end, analysis_scale)
+    frames = prescan.detector
     scale = frames[0].shape[1] / info.width if frames else 1.0
     boxes = detect_boxes(frames, detector(), scale, settings.max_line_height)
     static, moving = split_static(boxes, frames, scale, settings)
     if fixed is not None:
         lines = [box for box in moving if any(band.y <= box.centre_y <= band.y + band.height
                                                and band.x <= box.centre_x <= band.x + band.width for band in fixed)]
-        return Region(fixed, static, lines, line_strips(lines, frames, scale))
+        return Region(fixed, static, lines, line_strips(lines, frames, scale), prescan)
     rows = subtitle_rows(moving, info, settings)
     bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
     lines = subtitle_lines(moving, rows, info, settings)
-    return Region(bands, static, lines, line_strips(lines, frames, scale))
+    return Region(bands, static, lines, line_strips(lines, frames, scale), prescan)

@@ -13,10 +13,10 @@ import re
 import subprocess
 import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import lru_cache
+from functools import lru_cache, partial
 
 import cv2
 import ffmpeg
@@ -138,9 +138,10 @@ def _output_format(request: DecodeRequest) -> tuple[str, int]:
 
 
 def _mask_plane(yuv: np.ndarray, plane: str) -> np.ndarray:
-    """One plane of a (3, h, w) crop, inverted for "-u"/"-v"."""
+    """One plane of a (3, h, w) crop, inverted for "-u"/"-v" (by OpenCV: ``255 - chroma`` in
+    NumPy costs several times as much, on every frame)."""
     chroma = yuv["yuv".index(plane[-1])]
-    return 255 - chroma if plane.startswith("-") else chroma
+    return cv2.bitwise_not(chroma) if plane.startswith("-") else chroma
 
 
 def yuv_to_bgr(yuv: np.ndarray) -> np.ndarray:
@@ -199,20 +200,95 @@ def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque,
 
 def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) -> Iterator[Frame]:
     """Yield frames in presentation order; stops early (and cleanly) if the consumer stops."""
-    report = report if report is not None else DecodeReport()
     sizes = [scaled_size(b, request.scale) for b in request.bands]
     width = max(w for w, _ in sizes)
     heights = [h for _, h in sizes]
     planes = _output_format(request)[1]
-    frame_bytes = width * sum(heights) * planes
     offsets = np.cumsum([0, *heights])
+    for pts, image in _decoded(request, partial(build_command, request), (planes, sum(heights), width), report):
+        crops = [image[:, offsets[i]:offsets[i + 1], :sizes[i][0]] for i in range(len(sizes))]
+        if request.mask_plane:
+            yield Frame(pts=pts, bands=tuple(_interleaved(c) for c in crops),
+                        mask_bands=tuple(_mask_plane(c, request.mask_plane) for c in crops))
+        else:
+            yield Frame(pts=pts, bands=tuple(c[0] for c in crops))
+
+
+def _interleaved(planes: np.ndarray) -> np.ndarray:
+    """(3, h, w) planes as one (h, w, 3) picture; OpenCV's merge does it several times faster
+    than ``np.stack`` along the last axis, which dominated the Python side of a colour decode."""
+    return cv2.merge(tuple(planes))
+
+
+@dataclass(frozen=True)
+class Look:
+    """One way to see the whole of each decoded frame: scaled by ``scale``, grey (FFmpeg's grey,
+    full range), or with ``colour`` its raw Y, U and V planes as three channels."""
+
+    scale: float
+    colour: bool = False
+
+
+def _looks_graph(request: DecodeRequest, looks: Sequence[Look], proxy: str | None):
+    """Every look from one decode: the decoded frames split, each copy scaled and converted as a
+    decode of that look alone would (the same filters, so the same pixels), colour looks cut into
+    their planes, all of them stacked as one grey picture."""
+    whole = request.bands[0]
+    stream = ffmpeg.input(request.path, **_input_options(request, proxy)).video
+    copies = stream.split() if len(looks) > 1 else None
+    width = max(scaled_size(whole, look.scale)[0] for look in looks)
+    rows = []
+    for index, look in enumerate(looks):
+        part = (copies[index] if copies is not None else stream).crop(whole.x, whole.y, whole.width, whole.height)
+        w, h = scaled_size(whole, look.scale)
+        if (w, h) != (whole.width, whole.height):
+            part = part.filter("scale", w, h, flags="area")
+        if look.colour:
+            planes = part.filter("format", "yuv444p").filter_multi_output("extractplanes", "y+u+v")
+            parts = [planes.stream(i) for i in range(3)]
+        else:
+            parts = [part.filter("format", "gray")]
+        rows.extend(p.filter("pad", width, h, 0, 0) if w < width else p for p in parts)
+    stacked = rows[0] if len(rows) == 1 else ffmpeg.filter(rows, "vstack", inputs=len(rows))
+    return stacked.filter("format", "gray").filter("showinfo", **_showinfo_options())
+
+
+def _looks_command(request: DecodeRequest, looks: Sequence[Look], proxy: str | None = None) -> list[str]:
+    out = _looks_graph(request, looks, proxy).output("pipe:", format="rawvideo", pix_fmt="gray",
+                                                     fps_mode="passthrough")
+    return out.global_args("-nostdin", "-hide_banner", "-loglevel", "verbose").compile(cmd=ffmpeg_exe())
+
+
+def decode_looks(request: DecodeRequest, looks: Sequence[Look],
+                 report: DecodeReport | None = None) -> Iterator[tuple[float, tuple[np.ndarray, ...]]]:
+    """(pts, one picture per look) for each frame of ``request``'s range, its first band being
+    the whole picture: several looks at each frame from one decode (the region and appearance
+    pre-scans want the same keyframes at two sizes, grey and in colour)."""
+    sizes = [scaled_size(request.bands[0], look.scale) for look in looks]
+    heights = [h * (3 if look.colour else 1) for look, (_, h) in zip(looks, sizes)]
+    offsets = np.cumsum([0, *heights])
+    shape = (1, int(offsets[-1]), max(w for w, _ in sizes))
+    for pts, image in _decoded(request, partial(_looks_command, request, looks), shape, report):
+        pictures = []
+        for (w, h), look, top in zip(sizes, looks, offsets):
+            rows = image[0, top:top + (3 if look.colour else 1) * h, :w]
+            pictures.append(_interleaved(rows.reshape(3, h, w)) if look.colour else rows)
+        yield pts, tuple(pictures)
+
+
+def _decoded(request: DecodeRequest, command: Callable[[str | None], list[str]], shape: tuple[int, int, int],
+             report: DecodeReport | None) -> Iterator[tuple[float, np.ndarray]]:
+    """Run FFmpeg's ``command(proxy)`` and yield (pts, picture of ``shape``: planes, rows,
+    columns) for each frame it writes, filling in ``report``."""
+    report = report if report is not None else DecodeReport()
+    frame_bytes = shape[0] * shape[1] * shape[2]
     pts_queue: queue.Queue[float | None] = queue.Queue()
     errors: deque[str] = deque(maxlen=20)
     damage = DamageTracker(request.start, request.frame_duration)
     # Its own session: Ctrl-C on a terminal reaches only us, and we stop FFmpeg (below), so an
     # interrupted run is never mistaken for a truncated file.
     guard = GuardProxy() if needs_proxy(request.path) else None
-    process = subprocess.Popen(build_command(request, guard.url if guard else None), stdout=subprocess.PIPE,
+    process = subprocess.Popen(command(guard.url if guard else None), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, bufsize=frame_bytes * 4,
                                start_new_session=True, env=ffmpeg_environment())
     reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors, damage, request.start, report),
@@ -226,15 +302,9 @@ def decode_frames(request: DecodeRequest, report: DecodeReport | None = None) ->
             pts = pts_queue.get(timeout=30)
             if pts is None:
                 break
-            image = np.frombuffer(data, np.uint8).reshape(planes, sum(heights), width)
-            crops = [image[:, offsets[i]:offsets[i + 1], :sizes[i][0]] for i in range(len(sizes))]
             report.frames += 1
             report.last_pts = request.start + pts
-            if request.mask_plane:
-                yield Frame(pts=request.start + pts, bands=tuple(np.stack(tuple(c), axis=-1) for c in crops),
-                            mask_bands=tuple(_mask_plane(c, request.mask_plane) for c in crops))
-            else:
-                yield Frame(pts=request.start + pts, bands=tuple(c[0] for c in crops))
+            yield request.start + pts, np.frombuffer(data, np.uint8).reshape(shape)
     finally:
         if process.poll() is None:
             process.kill()
