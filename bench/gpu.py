@@ -218,6 +218,10 @@ def worker_in_process(args: argparse.Namespace) -> dict[str, Any]:
         settings = ocr_settings(args.preset, "vllm", args.model, args.tokens,
                                 {"load_format": "dummy", "trust_remote_code": False, "disable_log_stats": False,
                                  "enforce_eager": True, "enable_chunked_prefill": True})
+    if args.picture:
+        width, height = (int(v) for v in args.picture.split("x"))
+        settings = dataclasses.replace(settings, max_side=width, max_pixels=width * height)
+        result["picture"] = args.picture
     from subextract.stages.ocr import create_engine
 
     engine = create_engine(settings)
@@ -738,7 +742,8 @@ def run_setting(args: argparse.Namespace, setting: str) -> dict[str, Any]:
                "--levels", json.dumps(args.levels), "--level-budget", str(args.level_budget),
                "--tf-n1", str(args.tf_n1), "--tf-nb", str(args.tf_nb), "--lever-n", str(args.lever_n),
                "--replica-chunk", str(args.replica_chunk), "--phase-s", str(args.phase_s),
-               "--start-budget", str(args.start_budget), "--replica-options", json.dumps(args.replica_options)]
+               "--start-budget", str(args.start_budget), "--replica-options", json.dumps(args.replica_options),
+               "--picture", args.picture]
     memory = GpuMemory()
     began = time.perf_counter()
     with open(out / f"{setting}.log", "w") as log:
@@ -836,6 +841,8 @@ def main() -> int:
     parser.add_argument("--tf-n1", type=int, default=16, help="crops for transformers batch 1")
     parser.add_argument("--tf-nb", type=int, default=128, help="crops for transformers batched")
     parser.add_argument("--levels", type=json.loads, default=LEVELS, help="load levels, JSON like the default")
+    parser.add_argument("--picture", default="", help="in-process settings: crops scaled to fit WIDTHxHEIGHT "
+                        "(e.g. 640x72) instead of the preset's size")
     parser.add_argument("--replica-chunk", type=int, default=256, help="replicas: crops per read_batch call")
     parser.add_argument("--phase-s", type=float, default=20, help="replicas: seconds each phase reads")
     parser.add_argument("--start-budget", type=float, default=330,
