@@ -75,7 +75,7 @@ def run_batch(videos: list[Path], out: Path, jobs: int, engine_args: list[str], 
     for p in range(processes):
         listing = out / f"p{p}.txt"
         listing.write_text("".join(f"{v}\n" for v in videos[p::processes]))
-        commands.append([sys.executable, "-m", "subextract.cli", "batch", str(listing), "--out", str(out / f"p{p}"),
+        commands.append([sys.executable, "-m", "subextract", "batch", str(listing), "--out", str(out / f"p{p}"),
                          "--jobs", str(jobs), "--config", "paddleocr-vl", "--region", "bottom", "--format", "json",
                          *engine_args])
     gpu = GpuMemory()
