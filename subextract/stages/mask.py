@@ -161,8 +161,17 @@ def text_lines(core: np.ndarray, picture_shape: tuple[int, int], min_density: fl
     a crop of one is not worth recognising, and it would send the whole picture to the detector."""
     tight = line_boxes(core, core.shape, pad=False)
     padded = line_boxes(core, picture_shape)
-    return tuple(box for (x0, y0, x1, y1), box in zip(tight, padded)
-                 if np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0))
+    return tuple(box for tight_box, box in zip(tight, padded) if _dense(core, tight_box, min_density))
+
+
+def dense_lines(core: np.ndarray, min_density: float) -> tuple[LineBox, ...]:
+    """The tight boxes (in mask pixels) of the core's lines packed as densely as a text line's glyphs."""
+    return tuple(box for box in line_boxes(core, core.shape, pad=False) if _dense(core, box, min_density))
+
+
+def _dense(core: np.ndarray, box: LineBox, min_density: float) -> bool:
+    x0, y0, x1, y1 = box
+    return np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0)
 
 
 def centred(lines: Sequence[LineBox], width: int, tolerance: float) -> tuple[LineBox, ...]:
@@ -183,8 +192,33 @@ def has_text_line(core: np.ndarray, min_density: float) -> bool:
     return bool(text_lines(core, core.shape, min_density))
 
 
+def min_text_pixels(size: int, settings: SegmentSettings) -> float:
+    """The fewest mask pixels of a band of ``size`` pixels that make text: a share of the band, or,
+    where this video's subtitle lines fill fewer (thin strokes: Arabic, Hangul, Thai in a tall
+    band), a share of what its smallest line fills, bounded below. A band's area says little of
+    its text: a line's strokes grow with the font and the script, not with the band's height."""
+    band = settings.min_text_share * size
+    if not settings.line_strokes:
+        return band
+    return min(band, max(settings.min_line_strokes, settings.line_text_share * settings.line_strokes))
+
+
+def below_band_minimum(strokes: int, size: int, settings: SegmentSettings) -> bool:
+    """Whether ``strokes`` count as text only by the video's own lines (``min_text_pixels``), not
+    by the band's share."""
+    return strokes < settings.text_hold * settings.min_text_share * size
+
+
+def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:
+    """Whether one text line of the core holds as many stable strokes as make text: the few stable
+    strokes a static picture leaves (foliage, a tree's edge against the sky) are strewn over
+    several sparse "lines", a subtitle's gather in its lines."""
+    needed = min_text_pixels(core.size, settings)
+    return any(np.count_nonzero(core[y0:y1, x0:x1]) >= needed for x0, y0, x1, y1 in dense_lines(core, settings.min_line_density))
+
+
 def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
     """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None."""
     added = added_strokes(core, mask)
-    needed = max(settings.min_text_share * mask.size, 0.25 * np.count_nonzero(core))
+    needed = max(min_text_pixels(mask.size, settings), 0.25 * np.count_nonzero(core))
     return added if is_line_like(added, needed, settings.min_line_density) else None
