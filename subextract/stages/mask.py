@@ -204,9 +204,9 @@ def min_text_pixels(size: int, settings: SegmentSettings) -> float:
 
 
 def below_band_minimum(strokes: int, size: int, settings: SegmentSettings) -> bool:
-    """Whether ``strokes`` count as text only by the video's own lines (``min_text_pixels``), not
-    by the band's share."""
-    return strokes < settings.text_hold * settings.min_text_share * size
+    """Whether ``strokes`` are fewer than the band's share asks for text (``min_text_pixels`` may
+    still count them as text, by the video's own lines)."""
+    return strokes < settings.min_text_share * size
 
 
 def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:
