@@ -210,10 +210,11 @@ def below_band_minimum(strokes: int, size: int, settings: SegmentSettings) -> bo
 
 
 def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:
-    """Whether one text line of the core holds as many stable strokes as make text: the few stable
-    strokes a static picture leaves (foliage, a tree's edge against the sky) are strewn over
-    several sparse "lines", a subtitle's gather in its lines."""
-    needed = min_text_pixels(core.size, settings)
+    """Whether one text line of the core holds as many stable strokes as make text (no more than
+    text that holds asks of the whole band): the few stable strokes a static picture leaves
+    (foliage, a tree's edge against the sky) are strewn over several sparse "lines", a
+    subtitle's gather in its lines."""
+    needed = min(min_text_pixels(core.size, settings), settings.text_hold * settings.min_text_share * core.size)
     return any(np.count_nonzero(core[y0:y1, x0:x1]) >= needed for x0, y0, x1, y1 in dense_lines(core, settings.min_line_density))
 
 
