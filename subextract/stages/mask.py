@@ -219,7 +219,10 @@ def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:
 
 
 def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
-    """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None."""
+    """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None. A line's
+    worth is the band's share here, not the video's own minimum (``min_text_pixels``): with that,
+    a few strokes coming and going split a cue of the Arabic sample, and the short first part's
+    misreading became the whole cue's (measured)."""
     added = added_strokes(core, mask)
-    needed = max(min_text_pixels(mask.size, settings), 0.25 * np.count_nonzero(core))
+    needed = max(settings.min_text_share * mask.size, 0.25 * np.count_nonzero(core))
     return added if is_line_like(added, needed, settings.min_line_density) else None
