@@ -498,7 +498,8 @@ def _with_line_strokes(settings: SegmentSettings, strips: Sequence[LineStrip], i
     narrower band chosen by the user is analysed at another scale, where the count says nothing exact)."""
     if not strips:
         return settings
-    analysis_scale = decode_scale * min(1.0, settings.analysis_width / (max(band.width for band in bands) * decode_scale))
+    band_width = max(band.width for band in bands) * decode_scale
+    analysis_scale = decode_scale * min(1.0, settings.analysis_width / band_width)
     if abs(strips[0][0].shape[1] / info.width - analysis_scale) > 0.02 * analysis_scale:
         return settings
     strokes = smallest_line_strokes(strips, settings)

@@ -149,7 +149,6 @@ def settings_for(appearance: Appearance | None, settings: SegmentSettings) -> Se
                    min_text_share=settings.min_text_share * settings.chroma_text_share)
 
 
-
 def smallest_line_strokes(strips: Sequence[LineStrip], settings: SegmentSettings) -> int:
     """The stroke pixels of the smallest subtitle line in the text mask that ``settings``
     (``settings_for``'s) make, in the strips' pixels; lines with fewer than ``min_line_strokes``

@@ -215,7 +215,8 @@ def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:
     (foliage, a tree's edge against the sky) are strewn over several sparse "lines", a
     subtitle's gather in its lines."""
     needed = min(min_text_pixels(core.size, settings), settings.text_hold * settings.min_text_share * core.size)
-    return any(np.count_nonzero(core[y0:y1, x0:x1]) >= needed for x0, y0, x1, y1 in dense_lines(core, settings.min_line_density))
+    return any(np.count_nonzero(core[y0:y1, x0:x1]) >= needed
+               for x0, y0, x1, y1 in dense_lines(core, settings.min_line_density))
 
 
 def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
