@@ -109,3 +109,22 @@ def test_lines_the_mask_lost_are_not_measured():
 def test_line_minimum_settings_are_validated(key, value):
     with pytest.raises(SubextractError, match=f"segment.{key}"):
         load_settings(overrides={"segment": {key: value}})
+
+
+def test_a_short_word_in_a_video_of_long_lines_is_still_text():
+    """Where the video's lines fill more than the band's share, a short word that text holding would
+    keep is kept: the one-line test asks no more of its line than holding asks of the band."""
+    from test_segment import H as SH, W as SW, background, with_text
+
+    long_line = with_text(background(0, "flat"), "A LONG SUBTITLE LINE")
+    columns = np.flatnonzero(text_mask(long_line, DEFAULT).any(axis=0))
+    settings = replace(DEFAULT, line_strokes=smallest_line_strokes(
+        [(long_line, int(columns[0]), int(columns[-1]) + 1)], DEFAULT))
+    word = with_text(background(0, "flat"), "IT")
+    columns = np.flatnonzero(text_mask(word, DEFAULT).any(axis=0))
+    word[:, columns.max() - (columns.max() - columns.min()) // 5:] = 90
+    strokes = np.count_nonzero(text_mask(word, settings))
+    assert settings.text_hold * DEFAULT.min_text_share * SH * SW <= strokes < min_text_pixels(SH * SW, settings)
+    segmenter = Segmenter(0, settings)
+    segments = [s for i in range(30) for s in segmenter.push(i / 25, word)] + list(segmenter.finish(1.2))
+    assert [(s.start, s.end) for s in segments] == [(0.0, 1.2)]
