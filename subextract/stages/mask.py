@@ -215,8 +215,20 @@ def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:
     (foliage, a tree's edge against the sky) are strewn over several sparse "lines", a
     subtitle's gather in its lines."""
     needed = min(min_text_pixels(core.size, settings), settings.text_hold * settings.min_text_share * core.size)
-    return any(np.count_nonzero(core[y0:y1, x0:x1]) >= needed
-               for x0, y0, x1, y1 in dense_lines(core, settings.min_line_density))
+    return has_dense_line(core, needed, settings.min_line_density)
+
+
+def has_dense_line(strokes: np.ndarray, min_pixels: float, min_density: float) -> bool:
+    """Whether one line of ``strokes`` packed as densely as a text line's glyphs holds ``min_pixels``
+    of them: a line among strokes strewn elsewhere in the band (a picture changing behind it),
+    which spoil the one box of ``is_line_like``."""
+    return any(np.count_nonzero(strokes[y0:y1, x0:x1]) >= min_pixels
+               for x0, y0, x1, y1 in dense_lines(strokes, min_density))
+
+
+def line_like(strokes: np.ndarray, min_pixels: float, min_density: float) -> bool:
+    """``is_line_like``, or one dense line holding ``min_pixels`` (``has_dense_line``)."""
+    return is_line_like(strokes, min_pixels, min_density) or has_dense_line(strokes, min_pixels, min_density)
 
 
 def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
@@ -226,4 +238,4 @@ def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> 
     misreading became the whole cue's (measured)."""
     added = added_strokes(core, mask)
     needed = max(settings.min_text_share * mask.size, 0.25 * np.count_nonzero(core))
-    return added if is_line_like(added, needed, settings.min_line_density) else None
+    return added if line_like(added, needed, settings.min_line_density) else None

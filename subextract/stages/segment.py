@@ -27,8 +27,8 @@ from subextract.config import SegmentSettings
 from subextract.schema import Segment
 from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, centred,
                                     exact_lost_share, fading_out, has_text_line, holds_text_line, is_line_like,
-                                    lost_share, mask_hash, min_text_pixels, still_shown, stroke_lift, text_lines,
-                                    text_mask)
+                                    line_like, lost_share, mask_hash, min_text_pixels, still_shown, stroke_lift,
+                                    text_lines, text_mask)
 
 logger = logging.getLogger(__name__)
 
@@ -273,7 +273,7 @@ class Segmenter:
         added = self._added_line(segment, mask)
         if segment.gain is not None and added is not None:
             persisting = segment.gain & cv2.dilate(added.view(np.uint8), TOLERANCE).view(bool)
-            if is_line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
+            if line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
                 segment.gain = persisting
                 segment.gain_frames += 1
                 return segment.gain_frames >= self.settings.confirm_frames
