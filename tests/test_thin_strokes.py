@@ -128,3 +128,22 @@ def test_a_short_word_in_a_video_of_long_lines_is_still_text():
     segmenter = Segmenter(0, settings)
     segments = [s for i in range(30) for s in segmenter.push(i / 25, word)] + list(segmenter.finish(1.2))
     assert [(s.start, s.end) for s in segments] == [(0.0, 1.2)]
+
+
+def test_a_line_added_among_changing_background_strokes_starts_a_new_segment():
+    """Static specks make an open segment; a subtitle appears while other specks come and go all
+    over the band: its line is found among them and starts a segment at its first frame."""
+    rng = np.random.default_rng(5)
+    rows, columns = [5, 22, 40, 58, 76, 94, 112], [300, 340, 320, 290, 350, 310, 330]
+
+    def frame(i: int, text: bool) -> np.ndarray:
+        img = specks(picture(0), rows + list(rng.integers(6, H - 6, 16)), columns + list(rng.integers(6, W - 6, 16)))
+        if text:
+            (width, _), _ = cv2.getTextSize("a thin subtitle line", cv2.FONT_HERSHEY_SIMPLEX, 0.8, 1)
+            cv2.putText(img, "a thin subtitle line", ((W - width) // 2, 70), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 250, 1,
+                        cv2.LINE_AA)
+        return img
+
+    settings = measured(PLAIN, thin_line(picture(40)))
+    segments = segments_of([frame(i, text=i >= 20) for i in range(50)], settings)
+    assert [round(s.start * 25) for s in segments][-1:] == [20]
