@@ -95,6 +95,9 @@ def test_the_videos_minimum_is_bounded():
     assert min_text_pixels(band, replace(DEFAULT, line_strokes=10_000)) == DEFAULT.min_text_share * band
     assert min_text_pixels(band, replace(DEFAULT, line_strokes=20)) == DEFAULT.min_line_strokes
     assert min_text_pixels(band, replace(DEFAULT, line_strokes=200)) == DEFAULT.line_text_share * 200
+    # the band's share keeps a line this large: it stays
+    assert min_text_pixels(band, replace(DEFAULT, line_strokes=int(DEFAULT.min_text_share * band) + 1)) == \
+        DEFAULT.min_text_share * band
 
 
 def test_lines_the_mask_lost_are_not_measured():
@@ -112,8 +115,8 @@ def test_line_minimum_settings_are_validated(key, value):
 
 
 def test_a_short_word_in_a_video_of_long_lines_is_still_text():
-    """Where the video's lines fill more than the band's share, a short word that text holding would
-    keep is kept: the one-line test asks no more of its line than holding asks of the band."""
+    """Where the video's lines fill more than the band's share asks, that share stays the minimum,
+    and a short word that text holding keeps is kept (no one-line test for it)."""
     from test_segment import H as SH, W as SW, background, with_text
 
     long_line = with_text(background(0, "flat"), "A LONG SUBTITLE LINE")
@@ -124,6 +127,7 @@ def test_a_short_word_in_a_video_of_long_lines_is_still_text():
     columns = np.flatnonzero(text_mask(word, DEFAULT).any(axis=0))
     word[:, columns.max() - (columns.max() - columns.min()) // 5:] = 90
     strokes = np.count_nonzero(text_mask(word, settings))
+    assert min_text_pixels(SH * SW, settings) == DEFAULT.min_text_share * SH * SW
     assert settings.text_hold * DEFAULT.min_text_share * SH * SW <= strokes < min_text_pixels(SH * SW, settings)
     segmenter = Segmenter(0, settings)
     segments = [s for i in range(30) for s in segmenter.push(i / 25, word)] + list(segmenter.finish(1.2))

@@ -151,7 +151,11 @@ def settings_for(appearance: Appearance | None, settings: SegmentSettings) -> Se
 
 def smallest_line_strokes(strips: Sequence[LineStrip], settings: SegmentSettings) -> int:
     """The stroke pixels of the smallest subtitle line in the text mask that ``settings``
-    (``settings_for``'s) make, in the strips' pixels; lines with fewer than ``min_line_strokes``
-    (the mask lost them over a bright picture) are not counted; 0 when none is left."""
+    (``settings_for``'s) make, in the strips' pixels; 0 when no line is left. Lines with fewer than
+    ``line_kept_share`` of the median line's strokes, or than ``min_line_strokes``, are not counted:
+    the mask lost most of them (a bright picture behind plain text, a detector box cut in two)."""
     counts = [int(np.count_nonzero(text_mask(strip, settings)[:, x0:x1])) for strip, x0, x1 in strips if x1 > x0]
-    return min((count for count in counts if count >= max(1, settings.min_line_strokes)), default=0)
+    if not counts:
+        return 0
+    least = max(1.0, settings.min_line_strokes, settings.line_kept_share * float(np.median(counts)))
+    return min((count for count in counts if count >= least), default=0)

@@ -193,20 +193,23 @@ def has_text_line(core: np.ndarray, min_density: float) -> bool:
 
 
 def min_text_pixels(size: int, settings: SegmentSettings) -> float:
-    """The fewest mask pixels of a band of ``size`` pixels that make text: a share of the band, or,
-    where this video's subtitle lines fill fewer (thin strokes: Arabic, Hangul, Thai in a tall
-    band), a share of what its smallest line fills, bounded below. A band's area says little of
-    its text: a line's strokes grow with the font and the script, not with the band's height."""
+    """The fewest mask pixels of a band of ``size`` pixels that make text: a share of the band; or,
+    where this video's smallest subtitle line fills fewer (thin strokes: Arabic, Hangul, Thai in a
+    tall band), a share of what that line fills, bounded below. A band's area says little of its
+    text: a line's strokes grow with the font and the script, not with the band's height. Where
+    the band's share keeps every line the pre-scan saw it stays: a lower minimum lets a bright
+    picture's strokes open segments (measured: fade-ins of plain text started frames late)."""
     band = settings.min_text_share * size
-    if not settings.line_strokes:
+    if not settings.line_strokes or settings.line_strokes >= band:
         return band
     return min(band, max(settings.min_line_strokes, settings.line_text_share * settings.line_strokes))
 
 
 def below_band_minimum(strokes: int, size: int, settings: SegmentSettings) -> bool:
-    """Whether ``strokes`` are fewer than the band's share asks for text (``min_text_pixels`` may
-    still count them as text, by the video's own lines)."""
-    return strokes < settings.min_text_share * size
+    """Whether ``strokes`` count as text only by this video's own, lower minimum (``min_text_pixels``):
+    fewer than the band's share asks for."""
+    band = settings.min_text_share * size
+    return strokes < band and min_text_pixels(size, settings) < band
 
 
 def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:

@@ -425,8 +425,8 @@ class Segmenter:
             logger.info("band %d, %.2f-%.2f s: strokes seen, none packed like a text line (segment.min_line_density)",
                         self.band_index, segment.start, end_pts)
             return
-        if self.settings.line_strokes and not holds_text_line(segment.core, self.settings) \
-                and below_band_minimum(np.count_nonzero(segment.core), segment.core.size, self.settings):
+        if below_band_minimum(np.count_nonzero(segment.core), segment.core.size, self.settings) \
+                and not holds_text_line(segment.core, self.settings):
             logger.info("band %d, %.2f-%.2f s: few stable strokes, strewn: no line holds as many as the "
                         "subtitles' (segment.line_text_share)", self.band_index, segment.start, end_pts)
             return
