@@ -27,7 +27,7 @@ from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
 from subextract.schema import Band, Cue, DamagedSpan, Reading, Segment, VideoInfo
 from subextract.stages.align import align
-from subextract.stages.appearance import LineStrip, learn_appearance, settings_for
+from subextract.stages.appearance import LineStrip, learn_appearance, settings_for, smallest_line_strokes
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.crops import CropSaver
 from subextract.stages.language import detect_language, matches_language
@@ -285,7 +285,8 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     region = find_bands(info, settings.region, detector, start, end,
                         analysis_scale=min(1.0, settings.segment.analysis_width / info.width))
     bands, static = region.bands, region.static
-    appearance = learn_appearance(_strips_by_plane(region), settings.segment)
+    strips = _strips_by_plane(region)
+    appearance = learn_appearance(strips, settings.segment)
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
     logger.info("subtitle appearance: %s", appearance)
@@ -296,7 +297,9 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
                             mask_plane=appearance.plane if appearance is not None and appearance.decoded_in_colour
                             else None,
                             frame_duration=1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration)
-    segment_settings = settings_for(appearance, settings.segment)
+    segment_settings = _with_line_strokes(settings_for(appearance, settings.segment),
+                                          strips.get(appearance.plane if appearance is not None else "y", []),
+                                          info, bands, scale)
     # Sampled frames are too far apart to follow a fade (the boundary refinement snaps those cues),
     # and a fade is measured on the OCR picture, which is not in the plane of a chroma mask.
     if settings.sample.fps or request.mask_plane:
@@ -500,6 +503,22 @@ def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
                  if hit else "no cue there, but subtitles shown there may be missing")
     return f"the video is damaged at {where}: {cues_text}; FFmpeg: {spans[0].first_error}"
 
+
+
+def _with_line_strokes(settings: SegmentSettings, strips: Sequence[LineStrip], info: VideoInfo,
+                       bands: Sequence[Band], decode_scale: float) -> SegmentSettings:
+    """``settings`` with the strokes of this video's smallest subtitle line (``smallest_line_strokes``),
+    when their strips were decoded at the segmenter's analysis size (they span the frame's width; a
+    narrower band chosen by the user is analysed at another scale, where the count says nothing exact)."""
+    if not strips:
+        return settings
+    band_width = max(band.width for band in bands) * decode_scale
+    analysis_scale = decode_scale * min(1.0, settings.analysis_width / band_width)
+    if abs(strips[0][0].shape[1] / info.width - analysis_scale) > 0.02 * analysis_scale:
+        return settings
+    strokes = smallest_line_strokes(strips, settings)
+    logger.info("subtitle lines: the smallest fills %d stroke pixels at analysis size", strokes)
+    return replace(settings, line_strokes=strokes)
 
 
 def _strips_by_plane(region: Region) -> dict[str, list[LineStrip]]:

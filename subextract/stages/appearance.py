@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from subextract.config import SegmentSettings
+from subextract.stages.mask import text_mask
 
 _BESIDE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
 _AROUND = cv2.getStructuringElement(cv2.MORPH_RECT, (9, 9))  # beyond any outline or shadow
@@ -146,3 +147,15 @@ def settings_for(appearance: Appearance | None, settings: SegmentSettings) -> Se
     return replace(settings, dark_max=255, bright_min=bright_min, contrast_min=contrast_min,
                    hold_contrast=min(settings.hold_contrast, max(settings.plane_noise_floor // 2, contrast_min // 2)),
                    min_text_share=settings.min_text_share * settings.chroma_text_share)
+
+
+def smallest_line_strokes(strips: Sequence[LineStrip], settings: SegmentSettings) -> int:
+    """The stroke pixels of the smallest subtitle line in the text mask that ``settings``
+    (``settings_for``'s) make, in the strips' pixels; 0 when no line is left. Lines with fewer than
+    ``line_kept_share`` of the median line's strokes, or than ``min_line_strokes``, are not counted:
+    the mask lost most of them (a bright picture behind plain text, a detector box cut in two)."""
+    counts = [int(np.count_nonzero(text_mask(strip, settings)[:, x0:x1])) for strip, x0, x1 in strips if x1 > x0]
+    if not counts:
+        return 0
+    least = max(1.0, settings.min_line_strokes, settings.line_kept_share * float(np.median(counts)))
+    return min((count for count in counts if count >= least), default=0)

@@ -16,7 +16,8 @@ import numpy as np
 from subextract.config import SegmentSettings
 from subextract.schema import Segment
 from subextract.stages.sample import Frame
-from subextract.stages.mask import adds_line, analysis_view, exact_lost_share, lost_share, still_shown, stroke_lift, text_mask
+from subextract.stages.mask import (adds_line, analysis_view, exact_lost_share, lost_share, min_text_pixels, still_shown,
+                                    stroke_lift, text_mask)
 
 DecodeRange = Callable[[float, float], Iterable[Frame]]  # (start, end) → frames in [start, end)
 
@@ -53,7 +54,7 @@ def _shows(mask: np.ndarray, lift: np.ndarray, segment: Segment, settings: Segme
     at the old one's place (dense text replaced in place keeps most strokes within one pixel, few
     at their very pixels); or, where its mask lost them over a bright picture, the strokes still
     stand above their surroundings (as the segmenter holds such text)."""
-    min_pixels = settings.min_text_share * mask.size
+    min_pixels = min_text_pixels(mask.size, settings)
     replaced = np.count_nonzero(mask) >= settings.text_hold * min_pixels \
         and exact_lost_share(segment.mask, mask) > settings.exact_change_threshold \
         and exact_lost_share(mask, segment.mask) >= settings.replacement_new_share

@@ -161,8 +161,17 @@ def text_lines(core: np.ndarray, picture_shape: tuple[int, int], min_density: fl
     a crop of one is not worth recognising, and it would send the whole picture to the detector."""
     tight = line_boxes(core, core.shape, pad=False)
     padded = line_boxes(core, picture_shape)
-    return tuple(box for (x0, y0, x1, y1), box in zip(tight, padded)
-                 if np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0))
+    return tuple(box for tight_box, box in zip(tight, padded) if _dense(core, tight_box, min_density))
+
+
+def dense_lines(core: np.ndarray, min_density: float) -> tuple[LineBox, ...]:
+    """The tight boxes (in mask pixels) of the core's lines packed as densely as a text line's glyphs."""
+    return tuple(box for box in line_boxes(core, core.shape, pad=False) if _dense(core, box, min_density))
+
+
+def _dense(core: np.ndarray, box: LineBox, min_density: float) -> bool:
+    x0, y0, x1, y1 = box
+    return np.count_nonzero(core[y0:y1, x0:x1]) >= min_density * (y1 - y0) * (x1 - x0)
 
 
 def centred(lines: Sequence[LineBox], width: int, tolerance: float) -> tuple[LineBox, ...]:
@@ -183,8 +192,53 @@ def has_text_line(core: np.ndarray, min_density: float) -> bool:
     return bool(text_lines(core, core.shape, min_density))
 
 
+def min_text_pixels(size: int, settings: SegmentSettings) -> float:
+    """The fewest mask pixels of a band of ``size`` pixels that make text: a share of the band; or,
+    where this video's smallest subtitle line fills fewer (thin strokes: Arabic, Hangul, Thai in a
+    tall band), a share of what that line fills, bounded below. A band's area says little of its
+    text: a line's strokes grow with the font and the script, not with the band's height. Where
+    the band's share keeps every line the pre-scan saw it stays: a lower minimum lets a bright
+    picture's strokes open segments (measured: fade-ins of plain text started frames late)."""
+    band = settings.min_text_share * size
+    if not settings.line_strokes or settings.line_strokes >= band:
+        return band
+    return min(band, max(settings.min_line_strokes, settings.line_text_share * settings.line_strokes))
+
+
+def below_band_minimum(strokes: int, size: int, settings: SegmentSettings) -> bool:
+    """Whether ``strokes`` count as text only by this video's own, lower minimum (``min_text_pixels``):
+    fewer than the band's share asks for."""
+    band = settings.min_text_share * size
+    return strokes < band and min_text_pixels(size, settings) < band
+
+
+def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:
+    """Whether one text line of the core holds as many stable strokes as make text (no more than
+    text that holds asks of the whole band): the few stable strokes a static picture leaves
+    (foliage, a tree's edge against the sky) are strewn over several sparse "lines", a
+    subtitle's gather in its lines."""
+    needed = min(min_text_pixels(core.size, settings), settings.text_hold * settings.min_text_share * core.size)
+    return has_dense_line(core, needed, settings.min_line_density)
+
+
+def has_dense_line(strokes: np.ndarray, min_pixels: float, min_density: float) -> bool:
+    """Whether one line of ``strokes`` packed as densely as a text line's glyphs holds ``min_pixels``
+    of them: a line among strokes strewn elsewhere in the band (a picture changing behind it),
+    which spoil the one box of ``is_line_like``."""
+    return any(np.count_nonzero(strokes[y0:y1, x0:x1]) >= min_pixels
+               for x0, y0, x1, y1 in dense_lines(strokes, min_density))
+
+
+def line_like(strokes: np.ndarray, min_pixels: float, min_density: float) -> bool:
+    """``is_line_like``, or one dense line holding ``min_pixels`` (``has_dense_line``)."""
+    return is_line_like(strokes, min_pixels, min_density) or has_dense_line(strokes, min_pixels, min_density)
+
+
 def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
-    """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None."""
+    """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None. A line's
+    worth is the band's share here, not the video's own minimum (``min_text_pixels``): with that,
+    a few strokes coming and going split a cue of the Arabic sample, and the short first part's
+    misreading became the whole cue's (measured)."""
     added = added_strokes(core, mask)
     needed = max(settings.min_text_share * mask.size, 0.25 * np.count_nonzero(core))
-    return added if is_line_like(added, needed, settings.min_line_density) else None
+    return added if line_like(added, needed, settings.min_line_density) else None

@@ -25,9 +25,10 @@ import numpy as np
 
 from subextract.config import SegmentSettings
 from subextract.schema import Segment
-from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, centred, exact_lost_share,
-                                    fading_out, has_text_line, is_line_like, lost_share, mask_hash, still_shown,
-                                    stroke_lift, text_lines, text_mask)
+from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, centred,
+                                    exact_lost_share, fading_out, has_text_line, holds_text_line, is_line_like,
+                                    line_like, lost_share, mask_hash, min_text_pixels, still_shown, stroke_lift,
+                                    text_lines, text_mask)
 
 logger = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ class Segmenter:
         return min(known) if known else None
 
     def _min_pixels(self, mask: np.ndarray) -> float:
-        return self.settings.min_text_share * mask.size
+        return min_text_pixels(mask.size, self.settings)
 
     def push(self, pts: float, band: np.ndarray, mask_band: np.ndarray | None = None) -> Iterator[Segment]:
         """Take the next frame's band; ``mask_band``, the same band in the plane the text stands
@@ -272,7 +273,7 @@ class Segmenter:
         added = self._added_line(segment, mask)
         if segment.gain is not None and added is not None:
             persisting = segment.gain & cv2.dilate(added.view(np.uint8), TOLERANCE).view(bool)
-            if is_line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
+            if line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
                 segment.gain = persisting
                 segment.gain_frames += 1
                 return segment.gain_frames >= self.settings.confirm_frames
@@ -423,6 +424,11 @@ class Segmenter:
         if not has_text_line(segment.core, self.settings.min_line_density):
             logger.info("band %d, %.2f-%.2f s: strokes seen, none packed like a text line (segment.min_line_density)",
                         self.band_index, segment.start, end_pts)
+            return
+        if below_band_minimum(np.count_nonzero(segment.core), segment.core.size, self.settings) \
+                and not holds_text_line(segment.core, self.settings):
+            logger.info("band %d, %.2f-%.2f s: few stable strokes, strewn: no line holds as many as the "
+                        "subtitles' (segment.line_text_share)", self.band_index, segment.start, end_pts)
             return
         logger.debug("band %d, %.2f-%.2f s: segment of %d frames", self.band_index, segment.start, end_pts,
                      segment.keeper.seen)
