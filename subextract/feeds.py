@@ -115,6 +115,10 @@ class CueFeed:
     def kept(self, cues: Iterable[Cue]) -> list[Cue]:
         return [cue for cue in cues if self.keeps(cue)]
 
+    def flagged(self, cues: Iterable[Cue]) -> int:
+        """How many of ``cues`` match the watchlist."""
+        return sum(1 for cue in cues if self._flags(cue))
+
     def record(self, cue: Cue) -> dict | None:
         """The cue's feed record (with ``flags`` when there is a watchlist); None when dropped."""
         flags = self._flags(cue)

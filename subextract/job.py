@@ -149,9 +149,7 @@ def run_job(video: str, settings: Settings, options: JobOptions, outputs: JobOut
             stream.close()
     cues = feed.kept(result.cues)
     metadata = result.metadata(video)
-    job = JobResult(extraction=result, cues=cues, metadata=metadata,
-                    flagged=sum(1 for cue in result.cues if options.watchlist.matches(cue.text))
-                    if options.watchlist is not None else 0)
+    job = JobResult(extraction=result, cues=cues, metadata=metadata, flagged=feed.flagged(result.cues))
     if outputs.cues is not None:
         if stream is None:
             job.written.append(place(outputs.cues, _render(feed, cues, result.cues, options.fmt, metadata)))
