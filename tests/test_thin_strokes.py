@@ -151,3 +151,18 @@ def test_a_line_added_among_changing_background_strokes_starts_a_new_segment():
     settings = measured(PLAIN, thin_line(picture(40)))
     segments = segments_of([frame(i, text=i >= 20) for i in range(50)], settings)
     assert [round(s.start * 25) for s in segments][-1:] == [20]
+
+
+def test_a_thin_line_over_static_specks_starts_its_own_segment():
+    """Static specks strewn over the band's rows hold a segment open (as many strokes as the video's
+    own minimum, no text line among them); a thin subtitle line, fewer strokes than the band's share,
+    then appears: it starts a segment at its first frame instead of joining the specks' (whose cue
+    would begin in the gap before the subtitle)."""
+    settings = measured(PLAIN, thin_line(picture(40)))
+    rows, columns = [5, 22, 40, 58, 76, 94, 112], [300, 340, 320, 290, 350, 310, 330]
+    frames = [specks(picture(0), rows, columns) for _ in range(20)]
+    frames += [thin_line(specks(picture(0), rows, columns), "a thin subtitle line", y=64) for _ in range(30)]
+    line_strokes = np.count_nonzero(text_mask(frames[-1], settings) & ~text_mask(frames[0], settings))
+    assert min_text_pixels(H * W, settings) <= line_strokes < settings.min_text_share * H * W
+    segments = segments_of(frames, settings)
+    assert [(round(s.start * 25), round(s.end * 25)) for s in segments] == [(20, 50)]

@@ -240,5 +240,11 @@ def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> 
     a few strokes coming and going split a cue of the Arabic sample, and the short first part's
     misreading became the whole cue's (measured)."""
     added = added_strokes(core, mask)
-    needed = max(settings.min_text_share * mask.size, 0.25 * np.count_nonzero(core))
+    line = settings.min_text_share * mask.size
+    if min_text_pixels(mask.size, settings) < line and not holds_text_line(core, settings):
+        # A core with no text line of its own (stable strokes of the picture, held open by the
+        # video's lower minimum) absorbs no subtitle: a line that makes text starts its own
+        # segment (measured: a Korean cue began 1.1 s early, in the gap before it).
+        line = min_text_pixels(mask.size, settings)
+    needed = max(line, 0.25 * np.count_nonzero(core))
     return added if line_like(added, needed, settings.min_line_density) else None
