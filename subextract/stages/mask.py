@@ -205,11 +205,15 @@ def min_text_pixels(size: int, settings: SegmentSettings) -> float:
     return min(band, max(settings.min_line_strokes, settings.line_text_share * settings.line_strokes))
 
 
+def lowers_minimum(size: int, settings: SegmentSettings) -> bool:
+    """Whether this video's own minimum (``min_text_pixels``) is below the band's share."""
+    return min_text_pixels(size, settings) < settings.min_text_share * size
+
+
 def below_band_minimum(strokes: int, size: int, settings: SegmentSettings) -> bool:
     """Whether ``strokes`` count as text only by this video's own, lower minimum (``min_text_pixels``):
     fewer than the band's share asks for."""
-    band = settings.min_text_share * size
-    return strokes < band and min_text_pixels(size, settings) < band
+    return strokes < settings.min_text_share * size and lowers_minimum(size, settings)
 
 
 def holds_text_line(core: np.ndarray, settings: SegmentSettings) -> bool:
@@ -236,15 +240,16 @@ def line_like(strokes: np.ndarray, min_pixels: float, min_density: float) -> boo
 
 def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> np.ndarray | None:
     """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None. A line's
-    worth is the band's share here, not the video's own minimum (``min_text_pixels``): with that,
-    a few strokes coming and going split a cue of the Arabic sample, and the short first part's
-    misreading became the whole cue's (measured)."""
+    worth is the band's share, not the video's own minimum (``min_text_pixels``): with that, a few
+    strokes coming and going split a cue of the Arabic sample, and the short first part's
+    misreading became the whole cue's (measured). Only a core with no text line of its own
+    (stable strokes of the picture, held open by the video's lower minimum) takes the video's
+    minimum: it absorbs no subtitle (measured: a Korean cue began 1.1 s early, in the gap
+    before it)."""
     added = added_strokes(core, mask)
-    line = settings.min_text_share * mask.size
-    if min_text_pixels(mask.size, settings) < line and not holds_text_line(core, settings):
-        # A core with no text line of its own (stable strokes of the picture, held open by the
-        # video's lower minimum) absorbs no subtitle: a line that makes text starts its own
-        # segment (measured: a Korean cue began 1.1 s early, in the gap before it).
+    if lowers_minimum(mask.size, settings) and not holds_text_line(core, settings):
         line = min_text_pixels(mask.size, settings)
+    else:
+        line = settings.min_text_share * mask.size
     needed = max(line, 0.25 * np.count_nonzero(core))
     return added if line_like(added, needed, settings.min_line_density) else None
