@@ -83,6 +83,7 @@ _ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missi
                 "mismatch", "resync", "overread", "out of range", "non-existing", "damaged", "broken")
 # How an input ends early (a cut file, a dropped connection): FFmpeg stops reading there, so it is
 # the end of what was decoded (see the pipeline's truncation warning), not a damaged span.
+_EXIT_WAIT_S = 10  # how long FFmpeg may take to exit once its output has ended
 _END_OF_INPUT = re.compile(r"Error during demuxing|Input/output error|Stream ends prematurely|partial file|"
                            r"File ended prematurely", re.IGNORECASE)
 # The closing summary: counts ("0 decode errors"), the input's name (which may hold any word), the
@@ -294,18 +295,28 @@ def _decoded(request: DecodeRequest, command: Callable[[str | None], list[str]],
     reader = threading.Thread(target=_drain_stderr, args=(process.stderr, pts_queue, errors, damage, request.start, report),
                               daemon=True)
     reader.start()
+    output_ended = False
     try:
         while True:
             data = process.stdout.read(frame_bytes)
             if len(data) < frame_bytes:
+                output_ended = True
                 break
             pts = pts_queue.get(timeout=30)
             if pts is None:
+                output_ended = True
                 break
             report.frames += 1
             report.last_pts = request.start + pts
             yield request.start + pts, np.frombuffer(data, np.uint8).reshape(shape)
     finally:
+        if output_ended:
+            # Its output is done but its last complaints (a cut file's "File ended prematurely")
+            # may still be on their way to stderr: killed now, a damaged file would pass as whole.
+            try:
+                process.wait(timeout=_EXIT_WAIT_S)
+            except subprocess.TimeoutExpired:
+                pass
         if process.poll() is None:
             process.kill()
         process.wait()
