@@ -217,10 +217,13 @@ def test_binarised_line_is_dark_strokes_on_white():
 @pytest.mark.parametrize(("read", "written"), [("Δεν εἶναι δυνατή", "Δεν είναι δυνατή"),  # breathing + circumflex
                                                ("Το πρὀτυπο σύστηµα", "Το πρότυπο σύστημα"),  # breathing as tonos, µ
                                                ("Ідентифікатори | сервера", "Ідентифікатори і сервера"),
-                                               ("\u200e١\u200f تعذّر إيجاد", "تعذر إيجاد")])
+                                               ("\u200e١\u200f تعذّر إيجاد", "تعذر إيجاد"),
+                                               ("ถ้ามีการก\u0e4d\u0e32หนด", "ถ้ามีการกำหนด"),  # sara am as drawn
+                                               ("น\u0e4d\u0e49\u0e32", "น\u0e49\u0e33"),  # ... a tone mark between
+                                               ("ກ\u0ecd\u0eb2", "ກ\u0eb3")])
 def test_tesseract_text_as_subtitles_write_it(read, written):
     """Greek monotonic, Ukrainian's lone і, no guessed Arabic shadda, direction marks or stray
-    edge digit."""
+    edge digit, Thai's and Lao's sara am as the one letter."""
     assert cleaned(TextLine(read, 0.9, (0, 0, 10, 10)), "").text == written
 
 

@@ -24,6 +24,11 @@ _STRAY_END = re.compile(r"^[A-Za-z|\d]\s+|\s+[A-Za-z|\d]$")
 # Neutral characters at the visual left end of a right-to-left line (the end of its sentence),
 # which Tesseract gives first: in reading order they end it.
 _RTL_LEADING_PUNCTUATION = re.compile(r"^([.,:;!?\u060C\u061B\u061F]+)\s*(.+)$")
+# Thai's and Lao's sara am is drawn as a nikhahit over the syllable and a sara aa after it, and
+# the models spell what they see: the two signs (a tone mark may sit between them). Written text,
+# and so every reference, spells the one letter.
+_SARA_AM = (re.compile("\u0e4d([\u0e48-\u0e4b]?)\u0e32"), "\\1\u0e33")
+_LAO_AM = (re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2"), "\\1\u0eb3")
 
 
 def _monotonic(word: str) -> str:
@@ -46,6 +51,9 @@ def cleaned(line: TextLine, lang: str) -> TextLine:
         text = " ".join(_monotonic(word) for word in text.split(" "))
     elif script in ("Arabic", "Hebrew"):
         text = _RTL_LEADING_PUNCTUATION.sub(r"\2\1", _OPTIONAL_MARKS.sub("", text))
+    elif script in ("Thai", "Lao"):
+        pattern, letter = _SARA_AM if script == "Thai" else _LAO_AM
+        text = pattern.sub(letter, text)
     if script not in (None, "Latin"):
         text = _STRAY_END.sub("", text)
     return TextLine(text, line.confidence, line.box, language=line.language)
