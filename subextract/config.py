@@ -74,6 +74,7 @@ class SegmentSettings:
     fade_min_step: Share
     hold_contrast: Level
     hold_share: Share
+    hold_line_height: Share
     look_back_frames: NonNegativeInt
     outline_share: Share
     outline_evidence: Level

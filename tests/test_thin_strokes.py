@@ -166,3 +166,76 @@ def test_a_thin_line_over_static_specks_starts_its_own_segment():
     assert min_text_pixels(H * W, settings) <= line_strokes < settings.min_text_share * H * W
     segments = segments_of(frames, settings)
     assert [(round(s.start * 25), round(s.end * 25)) for s in segments] == [(20, 50)]
+
+
+def _band_with(img: np.ndarray, parts: list[tuple[str, int]], y: int = 70) -> np.ndarray:
+    """Plain white thin-stroke text pieces, each at its own fixed column."""
+    img = img.copy()
+    for text, x in parts:
+        cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, 250, 1, cv2.LINE_AA)
+    return img
+
+
+def test_specks_beside_a_line_that_a_cut_takes_away_do_not_end_its_text():
+    """A few stable picture strokes in a short row beside the line are part of the core; a cut
+    to another picture takes them away while the line stays: the same text goes on."""
+    settings = measured(PLAIN, thin_line(picture(40)))
+
+    def blob(img: np.ndarray) -> np.ndarray:
+        img = img.copy()
+        cv2.rectangle(img, (20, 100), (44, 103), 250, -1)
+        return img
+
+    before = [blob(thin_line(picture(0))) for _ in range(30)]
+    after = [thin_line(picture(60)) for _ in range(30)]
+    core = text_mask(before[0], settings)
+    speck_strokes = np.count_nonzero(core[95:110, :80])
+    assert speck_strokes > settings.change_threshold * np.count_nonzero(core)  # the cut loses that share
+    segments = segments_of(before + after, settings)
+    assert [(round(s.start * 25), round(s.end * 25)) for s in segments] == [(0, 60)]
+
+
+def test_a_thin_line_added_to_a_few_stable_strokes_in_a_row_starts_its_own_segment():
+    """A few stable picture strokes gathered in one row hold a segment open as a line of text would;
+    a thin subtitle line with fewer strokes than the band's share, but more than those, then appears
+    elsewhere in the band: it starts a segment at its first frame (its cue would otherwise begin
+    with the picture's strokes, in the gap before it)."""
+    settings = measured(PLAIN, thin_line(picture(40)))
+    row = ([20] * 5, list(range(270, 395, 25)))
+    frames = [specks(picture(0), *row) for _ in range(20)]
+    frames += [thin_line(specks(picture(0), *row), "a thin subtitle line", y=80) for _ in range(30)]
+    before, after = text_mask(frames[0], settings), text_mask(frames[-1], settings)
+    assert np.count_nonzero(before) < np.count_nonzero(after & ~before) < settings.min_text_share * H * W
+    segments = segments_of(frames, settings)
+    assert [(round(s.start * 25), round(s.end * 25)) for s in segments][-1:] == [(20, 50)]
+
+
+def test_a_thin_line_replaced_in_place_among_static_specks_starts_a_new_segment():
+    """Static specks strewn over the band's rows spoil the one box of the text test; a thin line is
+    replaced by another at the very same place: the new text starts a segment at its first frame."""
+    settings = measured(PLAIN, thin_line(picture(40)))
+    rows, columns = [5, 22, 40, 94, 112], [300, 340, 320, 310, 330]
+    frames = [_band_with(specks(picture(0), rows, columns), [("abcd efgh ijkl", 200), ("same", 350)])
+              for _ in range(25)]
+    frames += [_band_with(specks(picture(0), rows, columns), [("mnop uvwk rstz", 200), ("WXYZ", 350)]) for _ in range(25)]
+    segments = segments_of(frames, settings)
+    assert [(round(s.start * 25), round(s.end * 25)) for s in segments] == [(0, 25), (25, 50)]
+
+
+def test_a_line_added_among_more_changing_strokes_than_its_own_starts_at_its_first_frame():
+    """As the test above, with more strokes coming and going each frame than the line has: the
+    line alone is what was added, so it is seen to persist from its first frame on."""
+    rng = np.random.default_rng(8)
+    rows, columns = [5, 22, 40, 58, 76, 94, 112], [300, 340, 320, 290, 350, 310, 330]
+
+    def frame(i: int, text: bool) -> np.ndarray:
+        # the picture changes above and below the line's rows
+        changing = [int(y) if y < 50 else int(y) + 45 for y in rng.integers(6, H - 51, 40)]
+        img = specks(picture(0), rows + changing, columns + list(rng.integers(6, W - 6, 40)))
+        return _band_with(img, [("a thin subtitle line", 240)]) if text else img
+
+    settings = measured(PLAIN, thin_line(picture(40)))
+    line = text_mask(_band_with(picture(0), [("a thin subtitle line", 240)]), settings)
+    assert np.count_nonzero(text_mask(frame(0, False), settings)) > 2 * np.count_nonzero(line)
+    segments = segments_of([frame(i, text=i >= 20) for i in range(50)], settings)
+    assert [round(s.start * 25) for s in segments][-1:] == [20]

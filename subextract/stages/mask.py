@@ -58,12 +58,17 @@ def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings) -
     """Whether a frame still shows the core's text although its mask may not: in every line of
     the core, most strokes still stand above their surroundings (plain text over a bright sky
     keeps a small lift, too small for the mask; where the text has gone, its pixels lift no more
-    than the background does)."""
+    than the background does). Rows of strokes much shorter than the tallest line are not lines
+    of the text (``hold_line_height``)."""
     rows = np.count_nonzero(core, axis=1)
     if not rows.any():
         return False
     lifted = core & (lift >= settings.hold_contrast)
-    for x0, y0, x1, y1 in line_boxes(core, core.shape, pad=False):
+    boxes = line_boxes(core, core.shape, pad=False)
+    tallest = max(y1 - y0 for _, y0, _, y1 in boxes) if boxes else 0
+    for x0, y0, x1, y1 in boxes:
+        if y1 - y0 < settings.hold_line_height * tallest:
+            continue  # stable specks of the picture beside the text, which a cut takes away
         strokes = np.count_nonzero(core[y0:y1, x0:x1])
         if strokes and np.count_nonzero(lifted[y0:y1, x0:x1]) < settings.hold_share * strokes:
             return False
@@ -247,9 +252,24 @@ def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> 
     minimum: it absorbs no subtitle (measured: a Korean cue began 1.1 s early, in the gap
     before it)."""
     added = added_strokes(core, mask)
-    if lowers_minimum(mask.size, settings) and not holds_text_line(core, settings):
-        line = min_text_pixels(mask.size, settings)
-    else:
-        line = settings.min_text_share * mask.size
+    line = settings.min_text_share * mask.size
+    if lowers_minimum(mask.size, settings):
+        # Where the video's lines fill fewer strokes than the band's share, a line of them added to
+        # a core with a text line of its own counts once it holds as many strokes as that core
+        # (measured: a cue that began in a gap over a few picture strokes hid its start there).
+        own = min_text_pixels(mask.size, settings)
+        line = own if not holds_text_line(core, settings) else min(line, max(own, np.count_nonzero(core)))
     needed = max(line, 0.25 * np.count_nonzero(core))
-    return added if line_like(added, needed, settings.min_line_density) else None
+    if is_line_like(added, needed, settings.min_line_density):
+        return added
+    # Only a line among strokes strewn elsewhere (a picture changing behind it): the line alone is
+    # what was added, or the changing strokes it came with, gone the next frame, would make it
+    # seem not to persist (measured: an Arabic cue began 1.3 s late).
+    lines = [(x0, y0, x1, y1) for x0, y0, x1, y1 in dense_lines(added, settings.min_line_density)
+             if np.count_nonzero(added[y0:y1, x0:x1]) >= needed]
+    if not lines:
+        return None
+    within = np.zeros_like(added)
+    for x0, y0, x1, y1 in lines:
+        within[y0:y1, x0:x1] = added[y0:y1, x0:x1]
+    return within

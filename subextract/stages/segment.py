@@ -26,9 +26,9 @@ import numpy as np
 from subextract.config import SegmentSettings
 from subextract.schema import Segment
 from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, centred,
-                                    exact_lost_share, fading_out, has_text_line, holds_text_line, is_line_like,
-                                    line_like, lost_share, mask_hash, min_text_pixels, still_shown, stroke_lift,
-                                    text_lines, text_mask)
+                                    exact_lost_share, fading_out, has_dense_line, has_text_line, holds_text_line,
+                                    is_line_like, line_like, lost_share, mask_hash, min_text_pixels, still_shown,
+                                    stroke_lift, text_lines, text_mask)
 
 logger = logging.getLogger(__name__)
 
@@ -286,10 +286,17 @@ class Segmenter:
 
     def _brings_own_text(self, segment: _OpenSegment, mask: np.ndarray) -> bool:
         """Whether ``mask`` holds text of its own: strokes off the core's pixels, as many as text
-        that holds and packed like it (the same text half hidden keeps only core pixels)."""
+        that holds and packed like it (the same text half hidden keeps only core pixels). Where
+        the core's strokes are gone at their very pixels, a line among other strokes (thin
+        strokes over a picture spoil the one box) holding as many as make text will do: the
+        same text half hidden by a bright picture keeps most of them."""
+        if exact_lost_share(mask, segment.core) < self.settings.replacement_new_share:
+            return False
         own = mask & ~segment.core
-        return exact_lost_share(mask, segment.core) >= self.settings.replacement_new_share and is_line_like(
-            own, self.settings.text_hold * self._min_pixels(mask), self.settings.min_line_density)
+        if is_line_like(own, self.settings.text_hold * self._min_pixels(mask), self.settings.min_line_density):
+            return True
+        return exact_lost_share(segment.core, mask) > self.settings.exact_change_threshold and \
+            has_dense_line(own, self._min_pixels(mask), self.settings.min_line_density)
 
     def _added_line(self, segment: _OpenSegment, mask: np.ndarray) -> np.ndarray | None:
         """The line's worth of strokes ``mask`` adds to the core, unless most of them were strokes
@@ -311,11 +318,12 @@ class Segmenter:
 
     def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
         """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact
-        pixels to strokes packed as densely as text (background that shifts is sparser) and partly
-        of their own (the same text half hidden by a bright picture keeps only core pixels)."""
+        pixels to strokes packed as densely as text, in one box or in one line among other strokes
+        (background that shifts is sparser), and partly of their own (the same text half hidden
+        by a bright picture keeps only core pixels)."""
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
                 exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
-                not is_line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
+                not line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
             segment.replaced_frames = 0
             return False
         if segment.replaced_frames == 0:
