@@ -15,13 +15,13 @@ from subextract.schema import LineBox
 
 def _runs(active: np.ndarray, max_gap: int) -> list[tuple[int, int]]:
     """(first, last) index of the runs of True, bridging gaps up to ``max_gap``."""
-    runs: list[tuple[int, int]] = []
-    for index in np.flatnonzero(active):
-        if runs and index - runs[-1][1] <= max_gap + 1:
-            runs[-1] = (runs[-1][0], int(index))
-        else:
-            runs.append((int(index), int(index)))
-    return runs
+    indices = np.flatnonzero(active)
+    if indices.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(indices) > max_gap + 1)
+    firsts = [int(indices[0]), *indices[breaks + 1].tolist()]
+    lasts = [*indices[breaks].tolist(), int(indices[-1])]
+    return list(zip(firsts, lasts))
 
 
 def _text_extent(strokes: np.ndarray, line_height: int) -> tuple[int, int] | None:

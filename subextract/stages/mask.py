@@ -234,6 +234,8 @@ def has_dense_line(strokes: np.ndarray, min_pixels: float, min_density: float) -
     """Whether one line of ``strokes`` packed as densely as a text line's glyphs holds ``min_pixels``
     of them: a line among strokes strewn elsewhere in the band (a picture changing behind it),
     which spoil the one box of ``is_line_like``."""
+    if np.count_nonzero(strokes) < min_pixels:
+        return False
     return any(np.count_nonzero(strokes[y0:y1, x0:x1]) >= min_pixels
                for x0, y0, x1, y1 in dense_lines(strokes, min_density))
 
@@ -260,6 +262,8 @@ def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> 
         own = min_text_pixels(mask.size, settings)
         line = own if not holds_text_line(core, settings) else min(line, max(own, np.count_nonzero(core)))
     needed = max(line, 0.25 * np.count_nonzero(core))
+    if np.count_nonzero(added) < needed:
+        return None
     if is_line_like(added, needed, settings.min_line_density):
         return added
     # Only a line among strokes strewn elsewhere (a picture changing behind it): the line alone is

@@ -109,6 +109,8 @@ class _OpenSegment:
     replaced_before: float | None = None
     replaced_frames: int = 0
     after_gap: bool = False  # opened after a frame without text (not split off another segment)
+    # The latest frame's added line (_added_line), asked for twice a frame: (its mask, frames, line).
+    added_memo: tuple[np.ndarray, int, np.ndarray | None] | None = None
 
     core: np.ndarray | None = None  # strokes in at least half of the frames (kept in step with votes)
 
@@ -302,11 +304,16 @@ class Segmenter:
         """The line's worth of strokes ``mask`` adds to the core, unless most of them were strokes
         of this segment in several earlier frames: the part of the text a bright picture hid for
         a while (and that dropped out of the core meanwhile) coming back."""
+        memo = segment.added_memo
+        if memo is not None and memo[0] is mask and memo[1] == segment.frames:
+            return memo[2]
         added = adds_line(segment.core, mask, self.settings)
-        if added is None or segment.votes is None:
-            return added
-        returning = added & (segment.votes >= self.settings.confirm_frames)
-        return None if np.count_nonzero(returning) >= 0.5 * np.count_nonzero(added) else added
+        if added is not None and segment.votes is not None:
+            returning = added & (segment.votes >= self.settings.confirm_frames)
+            if np.count_nonzero(returning) >= 0.5 * np.count_nonzero(added):
+                added = None
+        segment.added_memo = (mask, segment.frames, added)  # the mask held: its id is not reused meanwhile
+        return added
 
     def _absorb_gain(self, segment: _OpenSegment) -> None:
         """A segment of a frame or two whose strokes the new ones keep was the faint start of the
