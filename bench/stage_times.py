@@ -7,7 +7,7 @@ alignment and writing.
 The stages run one after the other here (``extract`` overlaps decoding and OCR), so each one's
 cost is its own. The pre-scan's pieces are timed by wrapping the functions ``scan_video`` calls.
 
-    python bench/stage_times.py sample_videos/zh_bottom.mp4 [--region bottom] [--repeat 3]
+    python bench/stage_times.py sample_videos/zh_bottom.mp4 [--region bottom] [--lang zh] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import tempfile
 import time
 from collections import defaultdict
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -86,14 +87,15 @@ def main() -> int:
     parser.add_argument("video")
     parser.add_argument("--config", action="append", help="preset or YAML (repeatable)")
     parser.add_argument("--region", help="auto, bottom, top or X,Y,W,H")
+    parser.add_argument("--lang", help="the subtitles' language, as subextract's --lang")
     parser.add_argument("--repeat", type=int, default=1, help="runs to average (the first loads the models)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     settings = load_settings(args.config)
     if args.region:
-        from dataclasses import replace
-
         settings = replace(settings, region=replace(settings.region, mode=args.region))
+    if args.lang:
+        settings = replace(settings, ocr=replace(settings.ocr, lang=args.lang))
     totals: Totals = defaultdict(lambda: [0.0, 0.0, 0.0])
     wrap(totals, run, "probe", "  probe")
     wrap(totals, region, "prescan_frames", "  region pre-scan decode")
