@@ -285,7 +285,7 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     region = find_bands(info, settings.region, detector, start, end,
                         analysis_scale=min(1.0, settings.segment.analysis_width / info.width))
     bands, static = region.bands, region.static
-    strips = _strips_by_plane(region)
+    strips, strip_scale = _strips_by_plane(region)
     appearance = learn_appearance(strips, settings.segment)
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
@@ -299,7 +299,7 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
                             frame_duration=1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration)
     segment_settings = _with_line_strokes(settings_for(appearance, settings.segment),
                                           strips.get(appearance.plane if appearance is not None else "y", []),
-                                          info, bands, scale)
+                                          strip_scale, bands, scale)
     # Sampled frames are too far apart to follow a fade (the boundary refinement snaps those cues),
     # and a fade is measured on the OCR picture, which is not in the plane of a chroma mask.
     if settings.sample.fps or request.mask_plane:
@@ -505,38 +505,40 @@ def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
 
 
 
-def _with_line_strokes(settings: SegmentSettings, strips: Sequence[LineStrip], info: VideoInfo,
+def _with_line_strokes(settings: SegmentSettings, strips: Sequence[LineStrip], strip_scale: float | None,
                        bands: Sequence[Band], decode_scale: float) -> SegmentSettings:
     """``settings`` with the strokes of this video's smallest subtitle line (``smallest_line_strokes``),
-    when their strips were decoded at the segmenter's analysis size (they span the frame's width; a
-    narrower band chosen by the user is analysed at another scale, where the count says nothing exact)."""
-    if not strips:
+    when their strips were decoded (at ``strip_scale`` of the picture) at the segmenter's analysis
+    size: a narrower band chosen by the user is analysed at another scale, where the count says
+    nothing exact."""
+    if not strips or strip_scale is None:
         return settings
     band_width = max(band.width for band in bands) * decode_scale
     analysis_scale = decode_scale * min(1.0, settings.analysis_width / band_width)
-    if abs(strips[0][0].shape[1] / info.width - analysis_scale) > 0.02 * analysis_scale:
+    if abs(strip_scale - analysis_scale) > 0.02 * analysis_scale:
         return settings
     strokes = smallest_line_strokes(strips, settings)
     logger.info("subtitle lines: the smallest fills %d stroke pixels at analysis size", strokes)
     return replace(settings, line_strokes=strokes)
 
 
-def _strips_by_plane(region: Region) -> dict[str, list[LineStrip]]:
+def _strips_by_plane(region: Region) -> tuple[dict[str, list[LineStrip]], float | None]:
     """The pre-scan's subtitle lines in luma and in each chroma plane, both ways round, at the
     segmenter's analysis size (thin strokes vanish from chroma at the detector's smaller size):
     grey (the segmenter's luma is FFmpeg's grey, not the raw Y plane) and both chroma planes of
-    the same keyframes, which the region pre-scan's one decode kept at that size."""
+    the same keyframes, which the region pre-scan's one decode kept at that size; and that size
+    over the picture's (None: only the detector's grey strips, at its size)."""
     strips = {"y": region.strips}
     frames = region.frames
     if not region.lines or frames is None or frames.analysis_scale is None:
-        return strips
+        return strips, None
     scale = frames.analysis_scale
     strips["y"] = line_strips(region.lines, frames.grey, scale)
     for index, plane in ((1, "u"), (2, "v")):
         found = line_strips(region.lines, [frame[..., index] for frame in frames.colour], scale)
         strips[plane] = found
         strips[f"-{plane}"] = [(255 - strip, x0, x1) for strip, x0, x1 in found]
-    return strips
+    return strips, scale
 
 
 def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
