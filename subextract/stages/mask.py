@@ -58,17 +58,20 @@ def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings) -
     """Whether a frame still shows the core's text although its mask may not: in every line of
     the core, most strokes still stand above their surroundings (plain text over a bright sky
     keeps a small lift, too small for the mask; where the text has gone, its pixels lift no more
-    than the background does). Rows of strokes much shorter than the tallest line are not lines
-    of the text (``hold_line_height``)."""
+    than the background does). Beside a text line, rows of strokes much shorter than the tallest
+    are not lines of the text (``hold_line_height``)."""
     rows = np.count_nonzero(core, axis=1)
     if not rows.any():
         return False
     lifted = core & (lift >= settings.hold_contrast)
     boxes = line_boxes(core, core.shape, pad=False)
-    tallest = max(y1 - y0 for _, y0, _, y1 in boxes) if boxes else 0
+    # Beside a text line, rows much shorter than the tallest are stable specks of the picture,
+    # which a cut takes away; a core of picture strokes alone is judged by all its rows.
+    shortest = settings.hold_line_height * max(y1 - y0 for _, y0, _, y1 in boxes) \
+        if boxes and holds_text_line(core, settings) else 0
     for x0, y0, x1, y1 in boxes:
-        if y1 - y0 < settings.hold_line_height * tallest:
-            continue  # stable specks of the picture beside the text, which a cut takes away
+        if y1 - y0 < shortest:
+            continue
         strokes = np.count_nonzero(core[y0:y1, x0:x1])
         if strokes and np.count_nonzero(lifted[y0:y1, x0:x1]) < settings.hold_share * strokes:
             return False
