@@ -8,6 +8,7 @@ shared with other work the CPU ratio is the steadier of the two speed ratios.
 
     python bench/run.py                      # samples + generated set + popeye
     python bench/run.py --set samples        # just the bundled samples (fast)
+    python bench/run.py --set scripts --repeat 6   # each video six times in a row: long videos
 
 Writes bench/out/results.json and bench/out/results.md (the README's table).
 """
@@ -184,6 +185,32 @@ def measure(case: Case, config: str | None, workdir: Path, naive: bool = True) -
     }
 
 
+def repeated(case: Case, times: int, workdir: Path) -> Case:
+    """The case's video played ``times`` times in a row (FFmpeg's concat demuxer, streams copied)
+    and its reference with each repeat's cues shifted by the video's duration: a long video of the
+    same content, where what each video costs once (imports, model loads, the region pre-scan)
+    weighs little against decoding."""
+    import pysubs2
+
+    duration = probe(str(case.video)).duration
+    stem = f"{case.video.stem}-x{times}"
+    listing = workdir / f"{stem}.txt"
+    escaped = str(case.video.resolve()).replace("'", "'\\''")
+    listing.write_text(f"file '{escaped}'\n" * times)
+    video = workdir / f"{stem}{case.video.suffix}"
+    subprocess.run([ffmpeg_exe(), "-nostdin", "-v", "error", "-y", "-f", "concat", "-safe", "0", "-i", str(listing),
+                    "-c", "copy", str(video)], check=True)
+    subtitles = pysubs2.SSAFile()
+    for index in range(times):
+        for cue in load_cues(case.reference):
+            subtitles.append(pysubs2.SSAEvent(start=round((cue.start + index * duration) * 1000),
+                                              end=round((cue.end + index * duration) * 1000),
+                                              text=cue.text.replace("\n", "\\N")))
+    reference = workdir / f"{stem}.srt"
+    subtitles.save(str(reference), format_="srt")
+    return Case(case.set_name, video, reference, case.lang)
+
+
 def _fmt(value, digits: int = 3) -> str:
     if value is None:
         return "–"
@@ -244,6 +271,9 @@ def main() -> int:
     parser.add_argument("--lang", help="--lang passed to subextract for every video (default: none; the scripts "
                                        "set: each video's own language)")
     parser.add_argument("--no-generate", action="store_true", help="use only videos already generated")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="play each video N times in a row (its reference shifted alike): long videos, "
+                             "where each video's one-off start-up weighs little")
     args = parser.parse_args()
     cases: list[Case] = []
     if args.set in ("samples", "all"):
@@ -266,6 +296,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as workdir:
         for case in cases:
             print(f"bench: {case.set_name}/{case.video.stem}", file=sys.stderr, flush=True)
+            if args.repeat > 1:
+                case = repeated(case, args.repeat, Path(workdir))
             rows.append(measure(case, args.config, Path(workdir), naive=not args.no_naive))
     (args.out / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
     table = markdown(rows)
