@@ -237,10 +237,16 @@ def has_dense_line(strokes: np.ndarray, min_pixels: float, min_density: float) -
     """Whether one line of ``strokes`` packed as densely as a text line's glyphs holds ``min_pixels``
     of them: a line among strokes strewn elsewhere in the band (a picture changing behind it),
     which spoil the one box of ``is_line_like``."""
+    return bool(dense_lines_holding(strokes, min_pixels, min_density))
+
+
+def dense_lines_holding(strokes: np.ndarray, min_pixels: float, min_density: float) -> list[LineBox]:
+    """The tight boxes of the lines of ``strokes`` packed as densely as a text line's glyphs that
+    hold ``min_pixels`` of them."""
     if np.count_nonzero(strokes) < min_pixels:
-        return False
-    return any(np.count_nonzero(strokes[y0:y1, x0:x1]) >= min_pixels
-               for x0, y0, x1, y1 in dense_lines(strokes, min_density))
+        return []
+    return [(x0, y0, x1, y1) for x0, y0, x1, y1 in dense_lines(strokes, min_density)
+            if np.count_nonzero(strokes[y0:y1, x0:x1]) >= min_pixels]
 
 
 def line_like(strokes: np.ndarray, min_pixels: float, min_density: float) -> bool:
@@ -252,10 +258,11 @@ def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> 
     """The strokes ``mask`` adds to ``core`` when they amount to a text line, else None. A line's
     worth is the band's share, not the video's own minimum (``min_text_pixels``): with that, a few
     strokes coming and going split a cue of the Arabic sample, and the short first part's
-    misreading became the whole cue's (measured). Only a core with no text line of its own
-    (stable strokes of the picture, held open by the video's lower minimum) takes the video's
-    minimum: it absorbs no subtitle (measured: a Korean cue began 1.1 s early, in the gap
-    before it)."""
+    misreading became the whole cue's (measured). Where the video's minimum is lower, a core with
+    no text line of its own (stable strokes of the picture, held open by that minimum) takes it:
+    it absorbs no subtitle (measured: a Korean cue began 1.1 s early, in the gap before it); one
+    with a text line takes as many strokes as the core holds, if fewer than the band's share.
+    Among strokes strewn elsewhere only the dense line is what was added."""
     added = added_strokes(core, mask)
     line = settings.min_text_share * mask.size
     if lowers_minimum(mask.size, settings):
@@ -272,8 +279,7 @@ def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> 
     # Only a line among strokes strewn elsewhere (a picture changing behind it): the line alone is
     # what was added, or the changing strokes it came with, gone the next frame, would make it
     # seem not to persist (measured: an Arabic cue began 1.3 s late).
-    lines = [(x0, y0, x1, y1) for x0, y0, x1, y1 in dense_lines(added, settings.min_line_density)
-             if np.count_nonzero(added[y0:y1, x0:x1]) >= needed]
+    lines = dense_lines_holding(added, needed, settings.min_line_density)
     if not lines:
         return None
     within = np.zeros_like(added)
