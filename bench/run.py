@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pysubs2
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -190,8 +192,6 @@ def repeated(case: Case, times: int, workdir: Path) -> Case:
     and its reference with each repeat's cues shifted by the video's duration: a long video of the
     same content, where what each video costs once (imports, model loads, the region pre-scan)
     weighs little against decoding."""
-    import pysubs2
-
     duration = probe(str(case.video)).duration
     stem = f"{case.video.stem}-x{times}"
     listing = workdir / f"{stem}.txt"
@@ -200,9 +200,10 @@ def repeated(case: Case, times: int, workdir: Path) -> Case:
     video = workdir / f"{stem}{case.video.suffix}"
     subprocess.run([ffmpeg_exe(), "-nostdin", "-v", "error", "-y", "-f", "concat", "-safe", "0", "-i", str(listing),
                     "-c", "copy", str(video)], check=True)
+    cues = load_cues(case.reference)
     subtitles = pysubs2.SSAFile()
     for index in range(times):
-        for cue in load_cues(case.reference):
+        for cue in cues:
             subtitles.append(pysubs2.SSAEvent(start=round((cue.start + index * duration) * 1000),
                                               end=round((cue.end + index * duration) * 1000),
                                               text=cue.text.replace("\n", "\\N")))

@@ -26,17 +26,27 @@ _TEXTURE = cv2.GaussianBlur(_RNG.integers(0, 256, (H, W * 3)).astype(np.float32)
 _TEXTURE = ((_TEXTURE - _TEXTURE.min()) / np.ptp(_TEXTURE) * 120 + 20).astype(np.uint8)
 
 
+# Rows and columns of glyph-sized specks strewn over the band's height, one a row.
+STREWN = ([5, 22, 40, 58, 76, 94, 112], [300, 340, 320, 290, 350, 310, 330])
+
+
 def picture(i: int) -> np.ndarray:
     """Frame ``i`` of a dim panning picture."""
     return _TEXTURE[:, 6 * i: 6 * i + W].copy()
 
 
+def _band_with(img: np.ndarray, parts: list[tuple[str, int]], y: int = 70) -> np.ndarray:
+    """Plain white thin-stroke text pieces, each at its own fixed column."""
+    img = img.copy()
+    for text, x in parts:
+        cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, 250, 1, cv2.LINE_AA)
+    return img
+
+
 def thin_line(img: np.ndarray, text: str = "a thin line", y: int = 70) -> np.ndarray:
     """Plain white text with one-pixel strokes, centred: what thin scripts leave in the mask."""
-    img = img.copy()
     (width, _), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.5, 1)
-    cv2.putText(img, text, ((W - width) // 2, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, 250, 1, cv2.LINE_AA)
-    return img
+    return _band_with(img, [(text, (W - width) // 2)], y)
 
 
 def specks(img: np.ndarray, rows: list[int], columns: list[int]) -> np.ndarray:
@@ -79,7 +89,7 @@ def test_a_thin_stroke_line_in_a_tall_band_is_kept_by_the_videos_own_minimum():
 def test_static_specks_strewn_at_the_band_edge_are_refused():
     """As many stable strokes as the video's minimum, but in several rows, none holding it."""
     settings = measured(PLAIN, thin_line(picture(40)))
-    rows, columns = [5, 22, 40, 58, 76, 94, 112], [300, 340, 320, 290, 350, 310, 330]
+    rows, columns = STREWN
     frames = [specks(picture(i), rows, columns) for i in range(40)]
     strokes = np.count_nonzero(text_mask(frames[0], settings))
     assert strokes >= min_text_pixels(H * W, settings)
@@ -138,7 +148,7 @@ def test_a_line_added_among_changing_background_strokes_starts_a_new_segment():
     """Static specks make an open segment; a subtitle appears while other specks come and go all
     over the band: its line is found among them and starts a segment at its first frame."""
     rng = np.random.default_rng(5)
-    rows, columns = [5, 22, 40, 58, 76, 94, 112], [300, 340, 320, 290, 350, 310, 330]
+    rows, columns = STREWN
 
     def frame(i: int, text: bool) -> np.ndarray:
         img = specks(picture(0), rows + list(rng.integers(6, H - 6, 16)), columns + list(rng.integers(6, W - 6, 16)))
@@ -159,21 +169,13 @@ def test_a_thin_line_over_static_specks_starts_its_own_segment():
     then appears: it starts a segment at its first frame instead of joining the specks' (whose cue
     would begin in the gap before the subtitle)."""
     settings = measured(PLAIN, thin_line(picture(40)))
-    rows, columns = [5, 22, 40, 58, 76, 94, 112], [300, 340, 320, 290, 350, 310, 330]
+    rows, columns = STREWN
     frames = [specks(picture(0), rows, columns) for _ in range(20)]
     frames += [thin_line(specks(picture(0), rows, columns), "a thin subtitle line", y=64) for _ in range(30)]
     line_strokes = np.count_nonzero(text_mask(frames[-1], settings) & ~text_mask(frames[0], settings))
     assert min_text_pixels(H * W, settings) <= line_strokes < settings.min_text_share * H * W
     segments = segments_of(frames, settings)
     assert [(round(s.start * 25), round(s.end * 25)) for s in segments] == [(20, 50)]
-
-
-def _band_with(img: np.ndarray, parts: list[tuple[str, int]], y: int = 70) -> np.ndarray:
-    """Plain white thin-stroke text pieces, each at its own fixed column."""
-    img = img.copy()
-    for text, x in parts:
-        cv2.putText(img, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, 250, 1, cv2.LINE_AA)
-    return img
 
 
 def test_specks_beside_a_line_that_a_cut_takes_away_do_not_end_its_text():
@@ -226,7 +228,7 @@ def test_a_line_added_among_more_changing_strokes_than_its_own_starts_at_its_fir
     """As the test above, with more strokes coming and going each frame than the line has: the
     line alone is what was added, so it is seen to persist from its first frame on."""
     rng = np.random.default_rng(8)
-    rows, columns = [5, 22, 40, 58, 76, 94, 112], [300, 340, 320, 290, 350, 310, 330]
+    rows, columns = STREWN
 
     def frame(i: int, text: bool) -> np.ndarray:
         # the picture changes above and below the line's rows

@@ -60,8 +60,7 @@ def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings) -
     keeps a small lift, too small for the mask; where the text has gone, its pixels lift no more
     than the background does). Beside a text line, rows of strokes much shorter than the tallest
     are not lines of the text (``hold_line_height``)."""
-    rows = np.count_nonzero(core, axis=1)
-    if not rows.any():
+    if not core.any():
         return False
     lifted = core & (lift >= settings.hold_contrast)
     boxes = line_boxes(core, core.shape, pad=False)
@@ -197,7 +196,7 @@ def centred(lines: Sequence[LineBox], width: int, tolerance: float) -> tuple[Lin
 
 def has_text_line(core: np.ndarray, min_density: float) -> bool:
     """Whether some line of stable strokes is packed as densely as a text line's glyphs."""
-    return bool(text_lines(core, core.shape, min_density))
+    return bool(dense_lines(core, min_density))
 
 
 def min_text_pixels(size: int, settings: SegmentSettings) -> float:
@@ -264,15 +263,17 @@ def adds_line(core: np.ndarray, mask: np.ndarray, settings: SegmentSettings) -> 
     with a text line takes as many strokes as the core holds, if fewer than the band's share.
     Among strokes strewn elsewhere only the dense line is what was added."""
     added = added_strokes(core, mask)
-    line = settings.min_text_share * mask.size
-    if lowers_minimum(mask.size, settings):
+    count, core_count = np.count_nonzero(added), np.count_nonzero(core)
+    line = min_text_pixels(mask.size, settings)  # the band's share unless the video's minimum is lower
+    if count < max(line, 0.25 * core_count):
+        return None  # fewer strokes than any line's worth below: the core's lines need not be looked at
+    if lowers_minimum(mask.size, settings) and holds_text_line(core, settings):
         # Where the video's lines fill fewer strokes than the band's share, a line of them added to
         # a core with a text line of its own counts once it holds as many strokes as that core
         # (measured: a cue that began in a gap over a few picture strokes hid its start there).
-        own = min_text_pixels(mask.size, settings)
-        line = own if not holds_text_line(core, settings) else min(line, max(own, np.count_nonzero(core)))
-    needed = max(line, 0.25 * np.count_nonzero(core))
-    if np.count_nonzero(added) < needed:
+        line = min(settings.min_text_share * mask.size, max(line, core_count))
+    needed = max(line, 0.25 * core_count)
+    if count < needed:
         return None
     if is_line_like(added, needed, settings.min_line_density):
         return added

@@ -81,9 +81,9 @@ _PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)(?:.*? (?:is)?key:
 # frames it lost never reached it, and the pictures that follow are wrong without an error.
 _ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing", "exceeds", "unknown entry",
                 "mismatch", "resync", "overread", "out of range", "non-existing", "damaged", "broken")
+_EXIT_WAIT_S = 10  # how long FFmpeg may take to exit once its output has ended
 # How an input ends early (a cut file, a dropped connection): FFmpeg stops reading there, so it is
 # the end of what was decoded (see the pipeline's truncation warning), not a damaged span.
-_EXIT_WAIT_S = 10  # how long FFmpeg may take to exit once its output has ended
 _END_OF_INPUT = re.compile(r"Error during demuxing|Input/output error|Stream ends prematurely|partial file|"
                            r"File ended prematurely", re.IGNORECASE)
 # The closing summary: counts ("0 decode errors"), the input's name (which may hold any word), the
@@ -300,15 +300,14 @@ def _decoded(request: DecodeRequest, command: Callable[[str | None], list[str]],
         while True:
             data = process.stdout.read(frame_bytes)
             if len(data) < frame_bytes:
-                output_ended = True
                 break
             pts = pts_queue.get(timeout=30)
             if pts is None:
-                output_ended = True
                 break
             report.frames += 1
             report.last_pts = request.start + pts
             yield request.start + pts, np.frombuffer(data, np.uint8).reshape(shape)
+        output_ended = True  # not when the consumer stopped early or reading failed
     finally:
         if output_ended:
             # Its output is done but its last complaints (a cut file's "File ended prematurely")

@@ -27,8 +27,8 @@ _RTL_LEADING_PUNCTUATION = re.compile(r"^([.,:;!?\u060C\u061B\u061F]+)\s*(.+)$")
 # Thai's and Lao's sara am is drawn as a nikhahit over the syllable and a sara aa after it, and
 # the models spell what they see: the two signs (a tone mark may sit between them). Written text,
 # and so every reference, spells the one letter.
-_SARA_AM = (re.compile("\u0e4d([\u0e48-\u0e4b]?)\u0e32"), "\\1\u0e33")
-_LAO_AM = (re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2"), "\\1\u0eb3")
+_SARA_AM = {"Thai": (re.compile("\u0e4d([\u0e48-\u0e4b]?)\u0e32"), "\\1\u0e33"),
+            "Lao": (re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2"), "\\1\u0eb3")}
 
 
 def _monotonic(word: str) -> str:
@@ -51,8 +51,8 @@ def cleaned(line: TextLine, lang: str) -> TextLine:
         text = " ".join(_monotonic(word) for word in text.split(" "))
     elif script in ("Arabic", "Hebrew"):
         text = _RTL_LEADING_PUNCTUATION.sub(r"\2\1", _OPTIONAL_MARKS.sub("", text))
-    elif script in ("Thai", "Lao"):
-        pattern, letter = _SARA_AM if script == "Thai" else _LAO_AM
+    elif script in _SARA_AM:
+        pattern, letter = _SARA_AM[script]
         text = pattern.sub(letter, text)
     if script not in (None, "Latin"):
         text = _STRAY_END.sub("", text)
