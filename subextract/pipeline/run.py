@@ -15,10 +15,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from functools import partial
 
 import numpy as np
 
@@ -30,7 +29,7 @@ from subextract.stages.align import align
 from subextract.stages.appearance import LineStrip, learn_appearance, settings_for, smallest_line_strokes
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.crops import CropSaver
-from subextract.stages.language import detect_language, matches_language
+from subextract.stages.language import LanguageFilter, detect_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
@@ -203,14 +202,29 @@ def tag_reading(reading: Reading) -> Reading:
     return Reading(lines=tuple(replace(line, text=fix_common_errors(line.text, line.language)) for line in tagged))
 
 
-def _prepared(reading: Reading, lang: str) -> Reading:
-    """A reading as alignment takes it: lines tagged with their language (the worker did that
-    already unless the engine failed part-way), other languages dropped."""
-    return _keep_language(tag_reading(reading), lang)
+def language_filter(lang: str, band_count: int) -> Callable[[int, Reading], Reading]:
+    """Readings as alignment takes them, given in each band's time order (``(band, reading)``,
+    each reading once): lines tagged with their language (the worker did that already unless
+    the engine failed part-way), those ``--lang`` does not keep dropped. Whether a Latin line of
+    a Chinese video is kept depends on what its band showed before (``LanguageFilter``)."""
+    filters = [LanguageFilter(lang) for _ in range(band_count)]
+
+    def prepare(band: int, reading: Reading) -> Reading:
+        return Reading(lines=filters[band].keep(tag_reading(reading).lines))
+
+    return prepare
 
 
-def _keep_language(reading: Reading, lang: str) -> Reading:
-    return Reading(lines=tuple(line for line in reading.lines if matches_language(line.text, line.language, lang)))
+def prepared_readings(segments: Sequence[tuple[Segment, int]], readings: Mapping[int, Reading], lang: str,
+                      band_count: int) -> dict[int, Reading]:
+    """``language_filter``'s reading for each key of ``segments`` (in the order the decode loop
+    accepted them, each band's in time order) that was read."""
+    prepare = language_filter(lang, band_count)
+    prepared: dict[int, Reading] = {}
+    for segment, key in segments:
+        if key in readings and key not in prepared:
+            prepared[key] = prepare(segment.band, readings[key])
+    return prepared
 
 
 def _band_blackouts(static: list[TextBox], bands: list[Band]) -> list[tuple[int, int, int, int]]:
@@ -449,7 +463,8 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     stage("reading")
     stats = Stats()
     worker = _OcrWorker(ready)
-    stream = CueStream(settings.align, len(scan.bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
+    stream = CueStream(settings.align, len(scan.bands), language_filter(lang, len(scan.bands)), on_cue) \
+        if on_cue else None
     if stream is not None:
         worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
 
@@ -487,7 +502,8 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     result = cues_from_segments(segmented, worker.results, settings, lang,
                                 engine_error=str(worker.error) if worker.error is not None else None, stats=stats)
     if crops is not None:
-        crops.finish(worker.results, partial(_prepared, lang=lang))
+        crops.finish(worker.results, prepared_readings(segmented.segments, worker.results, lang,
+                                                       len(scan.bands)))
     if stream is not None:
         stream.finish(result.cues)
     stats.wall_seconds = time.perf_counter() - began
@@ -543,9 +559,9 @@ def _strips_by_plane(region: Region) -> tuple[dict[str, list[LineStrip]], float 
 
 def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
     cues: list[Cue] = []
+    prepared = prepared_readings(segments, results, lang, band_count)
     for band in range(band_count):
-        pairs = [(segment, _prepared(results[key], lang), results[key]) for segment, key in segments
-                 if segment.band == band]
+        pairs = [(segment, prepared[key], results[key]) for segment, key in segments if segment.band == band]
         for segment, reading, raw in pairs:
             if not reading.text.strip():
                 logger.info("band %d, %.2f-%.2f s: nothing read%s (the engine read %r)", band, segment.start,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
 import cv2
@@ -41,10 +41,12 @@ class CropSaver:
                 raise SubextractError(f"--save-crops {self.folder}: cannot write {name}")
         self._saved.append((segment, key, name))
 
-    def finish(self, readings: dict[int, Reading], prepared: Callable[[Reading], Reading]) -> None:
+    def finish(self, readings: Mapping[int, Reading], prepared: Mapping[int, Reading]) -> None:
+        """``readings``: the engine's, by key; ``prepared``: the same as the cues took them
+        (other languages' lines dropped)."""
         listing = [{"file": name, "start": round(segment.start, 3), "end": round(segment.end, 3),
                     "band": segment.band, "lines": [list(box) for box in segment.lines],
-                    "text": prepared(readings[key]).text if key in readings else None,
+                    "text": prepared[key].text if key in prepared else None,
                     "confidence": round(readings[key].confidence, 4) if key in readings else None}
                    for segment, key, name in self._saved]
         write_text(str(self.folder / "crops.json"),
