@@ -43,13 +43,16 @@ fi
 # checked against the registry's hashes, into the virtualenv's share/ (never the git tree); where
 # the registry is out of reach the engine reads with Debian's, and this says so in one line.
 .venv/bin/python -m subextract.stages.ocr.tesseract_models --into .venv/share/subextract/tessdata || true
-# --test: the tests burn subtitles with libass and need a Latin and a CJK font; without them those
-# tests would only skip. Debian's packages are installed when missing (as root, where apt exists).
-if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc-list :lang=en 2>/dev/null | grep -q .; }; then
+# --test: the tests burn subtitles with libass and need a Latin and a CJK font, and draw thin
+# Arabic strokes in Noto Naskh Arabic; without them those tests would only skip. Debian's packages
+# are installed when missing (as root, where apt exists).
+if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc-list :lang=en 2>/dev/null | grep -q . \
+    && [ -f /usr/share/fonts/truetype/noto/NotoNaskhArabic-Regular.ttf ]; }; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei \
+      fonts-noto-core >/dev/null
   else
-    echo "subextract: the subtitle-burning tests need fonts: install fonts-dejavu-core and fonts-wqy-zenhei" >&2
+    echo "subextract: the subtitle-burning tests need fonts: install fonts-dejavu-core, fonts-wqy-zenhei and fonts-noto-core" >&2
   fi
 fi
 # --test: the proofreading page tests drive a real headless Chromium; Playwright (a test extra)

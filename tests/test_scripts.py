@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -225,6 +226,56 @@ def test_tesseract_text_as_subtitles_write_it(read, written):
     """Greek monotonic, Ukrainian's lone і, no guessed Arabic shadda, direction marks or stray
     edge digit, Thai's and Lao's sara am as the one letter."""
     assert cleaned(TextLine(read, 0.9, (0, 0, 10, 10)), "").text == written
+
+
+# --- which crop reads a line ----------------------------------------------------------------
+
+NASKH = Path("/usr/share/fonts/truetype/noto/NotoNaskhArabic-Regular.ttf")  # fonts-noto-core: thin strokes
+
+
+def _grass(seed: int, shape: tuple[int, int] = (200, 1000)) -> np.ndarray:
+    """A grey field of thin bright blades, as grass behind a subtitle."""
+    rng = np.random.default_rng(seed)
+    picture = np.full(shape, 110, np.float32)
+    for _ in range(1800):
+        x, y, length = int(rng.integers(0, shape[1])), int(rng.integers(0, shape[0])), int(rng.integers(10, 40))
+        cv2.line(picture, (x, y), (int(x + rng.normal(0, 0.4) * length), y - length), float(rng.integers(120, 200)), 1)
+    return cv2.GaussianBlur(picture, (3, 3), 0).astype(np.uint8)
+
+
+def _plain_line_over_grass(text: str, seed: int) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """Plain white Naskh text over grass, and the segmenter's padded box of its strokes."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(str(NASKH), 30)
+    band = Image.fromarray(_grass(seed))
+    x = (band.width - ImageDraw.Draw(band).textlength(text, font=font)) / 2
+    ImageDraw.Draw(band).text((x, 70), text, font=font, fill=235)
+    ink = Image.new("L", band.size, 0)
+    ImageDraw.Draw(ink).text((x, 70), text, font=font, fill=255)
+    ys, xs = np.nonzero(np.asarray(ink) > 128)
+    height = ys.max() - ys.min()
+    return np.asarray(band), (int(xs.min() - 0.6 * height), int(ys.min() - 0.35 * height),
+                              int(xs.max() + 0.6 * height), int(ys.max() + 0.35 * height))
+
+
+@pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize(("text", "seed"), [("لا يوجد تعليق", 0), ("اختر طابعة شبكة", 0), ("لا يوجد تعليق", 2),
+                                            ("اختر طابعة شبكة", 2)])
+def test_a_row_read_as_noise_is_read_again_from_the_strokes_box(text, seed):
+    """The detector's row over thin plain text holds grass enough that the model reads noise
+    there; the segmenter's box of the strokes, the text larger in it, reads the line."""
+    engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ar"))
+    band, box = _plain_line_over_grass(text, seed)
+    rows = engine._detected_rows(cv2.cvtColor(band, cv2.COLOR_GRAY2BGR), (box,))
+    assert len(rows) == 1 and rows[0] != box
+    assert engine._read_line_fixed(band, rows[0]) is None  # the row alone reads as noise
+    reading = engine.read_batch([band], [(box,)])[0]
+    assert [_letters(line.text) for line in reading.lines] == [_letters(text)]
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text if c.isalnum())
 
 
 # --- the better models: which one reads, and the fallback to Debian's ------------------------
