@@ -55,6 +55,9 @@ class Segment:
     mask_hash: imagehash.ImageHash
     mask: np.ndarray = field(repr=False)
     lines: tuple[LineBox, ...] = ()  # text lines found in the mask, in ``image`` pixels
+    # A few single frames of the segment (as ``image``), for a second look at lines the median
+    # picture reads without confidence; dropped once read.
+    frames: tuple[np.ndarray, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from subextract.scoring import TimedText, load_cues, score
 from subextract.stages.language import script_of
 from subextract.config import load_settings
 from subextract.stages.ocr import TextLine, create_engine
-from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine
+from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine, _agreed
 from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr.scripts import (BETTER_MODELS, BETTER_MODELS_ENV, SOURCES_FILE, TESSERACT_LANGUAGES,
                                            install_models_dir, installed_models, model_folder, require_language,
@@ -276,6 +276,38 @@ def test_a_row_read_as_noise_is_read_again_from_the_strokes_box(text, seed):
 
 def _letters(text: str) -> str:
     return "".join(c for c in text if c.isalnum())
+
+
+@pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize("text", ["لا يوجد تعليق", "اختر طابعة شبكة", "عنوان غير صالح"])
+def test_a_line_the_picture_reads_unsure_is_read_again_from_single_frames(text):
+    """Specks over the line in the segment's picture (a median the picture behind spoiled): read
+    as noise or misread unsurely; the segment's single frames, where the line shows clean, read it."""
+    engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ar"))
+    clean, box = _plain_line_over_grass(text, 3)
+    x0, y0, x1, y1 = box
+    specks = np.random.default_rng(5).integers(0, 255, (y1 - y0, x1 - x0)) > 200
+    spoiled = clean.copy()
+    spoiled[y0:y1, x0:x1][specks] = 235
+    alone = engine.read_batch([spoiled], [(box,)])[0]
+    assert [_letters(line.text) for line in alone.lines] != [_letters(text)]
+    again = engine.read_batch([spoiled], [(box,)], frames=[(clean, clean)])[0]
+    assert [_letters(line.text) for line in again.lines] == [_letters(text)]
+
+
+def _line(text: str, confidence: float) -> TextLine:
+    return TextLine(text, confidence, (0, 0, 10, 10))
+
+
+@pytest.mark.parametrize(("readings", "chosen"), [
+    ([_line("abc", 0.6), _line("abd", 0.7), _line("abc.", 0.5)], "abc"),  # two agree (punctuation aside)
+    ([_line("abc", 0.6), _line("abd", 0.7)], "abd"),  # no agreement: the more confident
+    ([None, _line("abd", 0.5), None], "abd"),  # read as noise in the others
+    ([None, None], None),
+])
+def test_the_most_agreed_reading_of_a_line_is_kept(readings, chosen):
+    line = _agreed(readings)
+    assert (line.text.rstrip(".") if line else None) == chosen
 
 
 # --- the better models: which one reads, and the fallback to Debian's ------------------------

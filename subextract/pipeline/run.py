@@ -99,9 +99,10 @@ _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it h
 class _OcrWorker:
     """Reads queued segments in batches on a background thread; results keyed by submission order."""
 
-    def __init__(self, engine: "Future[OcrEngine]", max_batch: int = 16) -> None:
+    def __init__(self, engine: "Future[OcrEngine]", max_batch: int = 16, second_look: bool = False) -> None:
         self._engine = engine
         self.max_batch = max_batch
+        self.second_look = second_look  # the engine reads unsure lines again from the segments' frames
         self.results: dict[int, Reading] = {}
         self.calls = 0
         self.seconds = 0.0
@@ -121,7 +122,10 @@ class _OcrWorker:
         self._thread.join()
 
     def _read(self, engine: OcrEngine, segments: list[Segment]) -> list[Reading]:
-        return engine.read_batch([segment.image for segment in segments], [segment.lines for segment in segments])
+        images, lines = [segment.image for segment in segments], [segment.lines for segment in segments]
+        if self.second_look:
+            return engine.read_batch(images, lines, frames=[segment.frames for segment in segments])
+        return engine.read_batch(images, lines)
 
     def _run(self) -> None:
         try:
@@ -153,7 +157,7 @@ class _OcrWorker:
                 self.results[key] = tag_reading(reading)
                 # Segments stay listed until the end for alignment, which needs only their times
                 # and masks: dropping the picture keeps memory flat over a long film.
-                segment.image = _READ
+                segment.image, segment.frames = _READ, ()
             if self.on_results is not None:
                 self.on_results()
 
@@ -356,6 +360,7 @@ def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCal
             return
         if segment.image.ndim == 3:
             segment.image = yuv_to_bgr(segment.image)
+            segment.frames = tuple(yuv_to_bgr(frame) for frame in segment.frames)
         key = cache.lookup(segment)
         first = key is None
         if first:
@@ -365,6 +370,7 @@ def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCal
             on_segment(segment, key, first)
         if not first:
             segment.image = _READ  # read already as an earlier segment: held on to, a film's repeats add up
+            segment.frames = ()
         cache.follow(segment, key)
         segments.append((segment, key))
 
@@ -462,7 +468,7 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     scan = scan_video(video, settings, start, end, detector=detector, on_stage=stage)
     stage("reading")
     stats = Stats()
-    worker = _OcrWorker(ready)
+    worker = _OcrWorker(ready, second_look=engine_traits(settings.ocr.engine).second_look)
     stream = CueStream(settings.align, len(scan.bands), language_filter(lang, len(scan.bands)), on_cue) \
         if on_cue else None
     if stream is not None:
