@@ -3,6 +3,7 @@ what a job's options may change."""
 
 from __future__ import annotations
 
+from subextract.serve.cue_edits import CueEdit
 from subextract.serve.store import ORIGINAL, Store, StoredCue
 from subextract.schema import Cue
 
@@ -63,7 +64,7 @@ def test_edits_keep_times_exact(tmp_path):
     store.finish("j", "done", metadata={}, tracks={ORIGINAL: [StoredCue(0, original, ["a"])]})
     (stored,) = store.cues("j")
     assert stored.cue == original and stored.flags == ["a"] and not stored.edited
-    store.edit_cue("j", ORIGINAL, 0, Cue(0.5, 2.0, ("c",), ("en",), 0.75, band=1))
+    store.edit_cues("j", ORIGINAL, [CueEdit(0, start=0.5, end=2.0, text="c")])
     (edited,) = store.cues("j")
     assert edited.edited and edited.cue.lines == ("c",) and edited.cue.start == 0.5
 

@@ -13,6 +13,7 @@ import asyncio
 import hmac
 import json
 import logging
+import mimetypes
 import re
 import shutil
 import time
@@ -31,6 +32,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from subextract.errors import SubextractError
+from subextract.serve import editing
+from subextract.serve.links import MediaLinks
 from subextract.serve.metrics import CONTENT_TYPE, Metrics
 from subextract.serve.options import parse_options
 from subextract.serve.service import ServiceConfig
@@ -61,6 +64,7 @@ class Service:
         self.store = Store(config.database)
         self.metrics = Metrics(self.store)
         self.pool = WorkerPool(config, self.store, self.metrics)
+        self.media = MediaLinks(config.api_key)
         self.presets = preset_names()
         self.can_translate = config.can_translate()
 
@@ -162,8 +166,17 @@ def create_app(config: ServiceConfig) -> Starlette:
         Route("/v1/jobs/{job_id}", _delete_job, methods=["DELETE"]),
         Route("/v1/jobs/{job_id}/subtitles.{fmt}", _subtitles, methods=["GET"]),
         Route("/v1/jobs/{job_id}/cues", _cues, methods=["GET"]),
-        Route("/v1/jobs/{job_id}/cues/{seq:int}", _edit_cue, methods=["PATCH"]),
+        Route("/v1/jobs/{job_id}/cues", editing.insert_cue, methods=["POST"]),
+        Route("/v1/jobs/{job_id}/cues", editing.edit_cues, methods=["PATCH"]),
+        Route("/v1/jobs/{job_id}/cues/merge", editing.merge_cues, methods=["POST"]),
+        Route("/v1/jobs/{job_id}/cues/{seq:int}", editing.edit_cue, methods=["PATCH"]),
+        Route("/v1/jobs/{job_id}/cues/{seq:int}", editing.delete_cue, methods=["DELETE"]),
+        Route("/v1/jobs/{job_id}/cues/{seq:int}/split", editing.split_cue, methods=["POST"]),
         Route("/v1/jobs/{job_id}/cues/{seq:int}/crop.png", _crop, methods=["GET"]),
+        Route("/v1/jobs/{job_id}/cues/{seq:int}/lines.png", _lines_picture, methods=["GET"]),
+        Route("/v1/jobs/{job_id}/undo", editing.undo, methods=["POST"]),
+        Route("/v1/jobs/{job_id}/video", _video, methods=["GET"]),
+        Route("/media/{job_id}/video", _signed_video, methods=["GET"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
     app.state.service = service
@@ -308,9 +321,15 @@ def _list_jobs(request: Request) -> Response:
 
 
 def _get_job(request: Request) -> Response:
+    """The job, with what the page shows beside it: its tracks, the spans the decoder found
+    damaged, the change an undo would take back and a link a video player can open."""
     service = _service(request)
     job = _job_or_404(service, request.path_params["job_id"])
-    return JSONResponse({**job.public(), "tracks": service.store.tracks(job.id)})
+    last = service.store.last_change(job.id)
+    return JSONResponse({**job.public(), "tracks": service.store.tracks(job.id),
+                         "damaged": (job.metadata or {}).get("damaged", []),
+                         "last_change": {"change": last[0], "kind": last[1]} if last else None,
+                         "video": service.media.link(job.id) if _uploaded_video(service, job) else None})
 
 
 def _delete_job(request: Request) -> Response:
@@ -346,7 +365,8 @@ def _subtitles(request: Request) -> Response:
     track = request.query_params.get("track", ORIGINAL)
     if track != ORIGINAL and track not in service.store.tracks(job.id):
         raise _error(404, f"job {job.id} has no track {track!r}")
-    cues = [stored.cue for stored in service.store.cues(job.id, track)]
+    # In time order: a cue inserted or split off while proofreading has the next free number.
+    cues = sorted((stored.cue for stored in service.store.cues(job.id, track)), key=lambda cue: (cue.start, cue.end))
     text = render(cues, fmt, job.metadata)
     stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", job.name.rsplit("/", 1)[-1]) or job.id
     name = f"{stem}.{track}.{fmt}" if track else f"{stem}.{fmt}"
@@ -396,52 +416,73 @@ async def _cues(request: Request) -> Response:
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
-async def _edit_cue(request: Request) -> Response:
-    from subextract.stages.language import detect_language
-
-    service = _service(request)
-    job = _finished_job(service, request.path_params["job_id"])
-    track = request.query_params.get("track", ORIGINAL)
-    seq = request.path_params["seq"]
-    stored = next((c for c in service.store.cues(job.id, track, seq - 1) if c.seq == seq), None)
-    if stored is None:
-        raise _error(404, f"job {job.id} has no cue {seq}")
-    try:
-        change = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError):
-        raise _error(400, "the body is not JSON") from None
-    if not isinstance(change, dict) or set(change) - {"text", "start", "end"}:
-        raise _error(400, "expected a JSON object with any of \"text\", \"start\", \"end\"")
-    cue = stored.cue
-    start, end = change.get("start", cue.start), change.get("end", cue.end)
-    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in (start, end)) \
-            or not 0 <= start < end:
-        raise _error(400, "start and end: seconds, 0 <= start < end")
-    lines, languages = cue.lines, cue.languages
-    if "text" in change:
-        text = change["text"]
-        if not isinstance(text, str) or not text.strip():
-            raise _error(400, "text: the cue's text, not empty")
-        lines = tuple(line.strip() for line in text.strip().splitlines() if line.strip())
-        languages = tuple(cue.languages[i] if i < len(cue.languages) and lines[i] == cue.lines[i]
-                          else detect_language(line) for i, line in enumerate(lines))
-    edited = Cue(float(start), float(end), lines, languages, cue.confidence, cue.band)
-    service.store.edit_cue(job.id, track, seq, edited)
-    stored.cue, stored.edited = edited, True
-    return JSONResponse(stored.record())
-
-
-def _crop(request: Request) -> Response:
-    from subextract.serve.crops import cue_picture
+def _picture_of(request: Request):
+    """The job's cue named in the path and the folder of its OCR pictures; while the job runs
+    too, as its cues stream in."""
     from subextract.serve.worker import CROPS
 
     service = _service(request)
-    job = _finished_job(service, request.path_params["job_id"])
+    job = _job_or_404(service, request.path_params["job_id"])
     seq = request.path_params["seq"]
-    stored = next((c for c in service.store.cues(job.id, ORIGINAL, seq - 1) if c.seq == seq), None)
+    stored = service.store.cue(job.id, ORIGINAL, seq)
     if stored is None:
         raise _error(404, f"job {job.id} has no cue {seq}")
-    picture = cue_picture(service.config.job_folder(job.id) / CROPS, stored.cue)
+    return job, stored, service.config.job_folder(job.id) / CROPS
+
+
+_PICTURE_HEADERS = {"Cache-Control": "private, max-age=3600"}
+
+
+def _crop(request: Request) -> Response:
+    """The band picture the cue's text was read from."""
+    from subextract.serve.crops import cue_picture
+
+    job, stored, folder = _picture_of(request)
+    picture = cue_picture(folder, stored.cue)
     if picture is None:
-        raise _error(404, f"job {job.id} kept no picture for cue {seq}")
-    return FileResponse(picture, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"})
+        raise _error(404, f"job {job.id} kept no picture for cue {stored.seq}")
+    return FileResponse(picture, media_type="image/png", headers=_PICTURE_HEADERS)
+
+
+async def _lines_picture(request: Request) -> Response:
+    """The cue's text lines cut from its band picture (padded), at the video's own pixel size."""
+    from subextract.serve.crops import lines_picture
+
+    job, stored, folder = _picture_of(request)
+    picture = await run_in_threadpool(lines_picture, folder, stored.cue)
+    if picture is None:
+        raise _error(404, f"job {job.id} kept no picture for cue {stored.seq}")
+    return Response(picture, media_type="image/png", headers=_PICTURE_HEADERS)
+
+
+# -- the uploaded video, for the page's player --------------------------------------------------
+
+def _uploaded_video(service: Service, job) -> bool:
+    return job.source == "upload" and (service.config.job_folder(job.id) / "input").is_file()
+
+
+def _video_response(service: Service, job) -> Response:
+    if not _uploaded_video(service, job):
+        raise _error(404, f"job {job.id} has no uploaded video" + (" (a URL job plays from its URL)"
+                                                                   if job.source == "url" else ""))
+    # FileResponse answers Range requests (206, multipart ranges, 416), which players seek with.
+    media_type = mimetypes.guess_type(job.name)[0] or ""
+    return FileResponse(service.config.job_folder(job.id) / "input",
+                        media_type=media_type if media_type.startswith("video/") else "video/mp4",
+                        headers={"Cache-Control": "private, no-transform"})
+
+
+def _video(request: Request) -> Response:
+    service = _service(request)
+    return _video_response(service, _job_or_404(service, request.path_params["job_id"]))
+
+
+def _signed_video(request: Request) -> Response:
+    """The same file for a ``<video>`` element, which cannot send the API key: the link the job
+    record gives is signed with the server's secret and expires."""
+    service = _service(request)
+    job_id = request.path_params["job_id"]
+    if not service.media.valid(job_id, request.query_params.get("expires", ""),
+                               request.query_params.get("signature", "")):
+        raise _error(403, "the video link is not valid or has expired: take a new one from the job")
+    return _video_response(service, _job_or_404(service, job_id))

@@ -13,16 +13,18 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from subextract.schema import Cue
+from subextract.serve.cue_edits import CueEdit, CueRefused, edited, merged, split
 
 STATES = ("queued", "running", "done", "failed", "cancelled")
 ACTIVE = ("queued", "running")
 ORIGINAL = ""  # the track of the extracted cues; a translation's track is its language
+Flagger = Callable[[str], "list[str] | None"] | None  # the watchlist terms a text matches (None: no watchlist)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS jobs (
@@ -56,8 +58,22 @@ CREATE TABLE IF NOT EXISTS cues (
     band INTEGER NOT NULL,
     flags TEXT,                         -- JSON list of watchlist terms, or NULL without a watchlist
     edited INTEGER NOT NULL DEFAULT 0,
+    version INTEGER NOT NULL DEFAULT 0, -- the change that last wrote the cue (0: as extracted)
     PRIMARY KEY (job_id, track, seq)
 );
+-- Proofreading changes, newest last: what each replaced, so that it can be undone. The id is
+-- also the version of the cues it wrote (AUTOINCREMENT: never handed out twice).
+CREATE TABLE IF NOT EXISTS changes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id TEXT NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    track TEXT NOT NULL,
+    kind TEXT NOT NULL,                 -- edit, delete, insert, merge, split; undo (not undoable itself)
+    before TEXT NOT NULL,               -- JSON: the cues it replaced or removed
+    written TEXT NOT NULL,              -- JSON: the numbers of the cues it wrote
+    undone INTEGER NOT NULL DEFAULT 0,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS changes_job ON changes (job_id, id);
 """
 
 
@@ -96,15 +112,44 @@ class StoredCue:
     flags: list[str] | None = None
     edited: bool = False
     track: str = ORIGINAL
+    version: int = 0
 
     def record(self) -> dict[str, Any]:
         from subextract.stages.write import cue_record, main_language
 
         record = {"seq": self.seq, **cue_record(self.cue), "language": main_language(self.cue),
-                  "edited": self.edited}
+                  "edited": self.edited, "version": self.version}
         if self.flags is not None:
             record["flags"] = self.flags
         return record
+
+
+@dataclass(frozen=True)
+class Change:
+    """A stored proofreading change: its id (the version of the cues it wrote), what it was,
+    the cues it wrote and the numbers of those it removed."""
+
+    id: int
+    kind: str
+    cues: list[StoredCue]
+    removed: list[int]
+
+    def record(self) -> dict[str, Any]:
+        return {"change": self.id, "kind": self.kind, "cues": [cue.record() for cue in self.cues],
+                "removed": self.removed}
+
+
+class EditsRefused(Exception):
+    """Changes refused as a whole (nothing stored): each refused cue with its status and reason."""
+
+    def __init__(self, refusals: Sequence[CueRefused]) -> None:
+        super().__init__("; ".join(refusal.message for refusal in refusals))
+        self.refusals = list(refusals)
+
+    @property
+    def status(self) -> int:
+        """409 when any cue was changed by someone else meanwhile (reload), else the first refusal's."""
+        return 409 if any(r.status == 409 for r in self.refusals) else self.refusals[0].status
 
 
 @dataclass
@@ -115,6 +160,9 @@ class Store:
     def __post_init__(self) -> None:
         with self._connection() as db:
             db.executescript(_SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(cues)")}
+            if "version" not in columns:  # a store made before cues had versions
+                db.execute("ALTER TABLE cues ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
 
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -231,6 +279,7 @@ class Store:
     def delete(self, job_id: str) -> None:
         with self._transaction() as db:
             db.execute("DELETE FROM cues WHERE job_id = ?", (job_id,))
+            db.execute("DELETE FROM changes WHERE job_id = ?", (job_id,))
             db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
 
     # -- cues --------------------------------------------------------------------------------
@@ -253,13 +302,156 @@ class Store:
         rows = self._connection().execute("SELECT DISTINCT track FROM cues WHERE job_id = ?", (job_id,)).fetchall()
         return sorted(row[0] for row in rows)
 
-    def edit_cue(self, job_id: str, track: str, seq: int, cue: Cue) -> bool:
+    def cue(self, job_id: str, track: str, seq: int) -> StoredCue | None:
+        row = self._connection().execute("SELECT * FROM cues WHERE job_id = ? AND track = ? AND seq = ?",
+                                          (job_id, track, seq)).fetchone()
+        return _cue(row) if row is not None else None
+
+    # -- proofreading: each change is one transaction, checked against the versions the client saw
+
+    def edit_cues(self, job_id: str, track: str, edits: Sequence[CueEdit], flag: Flagger = None) -> Change:
+        """Each edit's named fields, all or nothing: one refused edit (no such cue, a stale
+        version, times out of order) stores none, and every refusal is named."""
         with self._transaction() as db:
-            return bool(db.execute(
-                "UPDATE cues SET start = ?, end = ?, lines = ?, languages = ?, edited = 1 "
-                "WHERE job_id = ? AND track = ? AND seq = ?",
-                (cue.start, cue.end, json.dumps(list(cue.lines), ensure_ascii=False), json.dumps(list(cue.languages)),
-                 job_id, track, seq)).rowcount)
+            current, refusals = _found(db, job_id, track, [(edit.seq, edit.version) for edit in edits])
+            written = []
+            for edit in edits:
+                if edit.seq not in current:
+                    continue
+                try:
+                    old = current[edit.seq]
+                    cue = edited(old.cue, edit)
+                except CueRefused as refusal:
+                    refusals.append(refusal)
+                    continue
+                written.append(_edited_row(old, cue, flag))
+            if refusals:
+                raise EditsRefused(sorted(refusals, key=lambda refusal: refusal.seq))
+            return _record_change(db, job_id, track, "edit", list(current.values()), written, [])
+
+    def delete_cue(self, job_id: str, track: str, seq: int, version: int | None) -> Change:
+        with self._transaction() as db:
+            old = _current(db, job_id, track, [(seq, version)])[seq]
+            return _record_change(db, job_id, track, "delete", [old], [], [seq])
+
+    def insert_cue(self, job_id: str, track: str, cue: Cue, flag: Flagger = None) -> Change:
+        with self._transaction() as db:
+            seq = db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM cues WHERE job_id = ? AND track = ?",
+                             (job_id, track)).fetchone()[0]
+            row = StoredCue(seq, cue, flag(cue.text) if flag else None, edited=True, track=track)
+            return _record_change(db, job_id, track, "insert", [], [row], [])
+
+    def merge_cues(self, job_id: str, track: str, seen: Sequence[tuple[int, int | None]],
+                   flag: Flagger = None) -> Change:
+        """The cues named (with the versions seen) made one, kept under the earliest one's number."""
+        with self._transaction() as db:
+            current = _current(db, job_id, track, seen)
+            ordered = sorted(current.values(), key=lambda c: (c.cue.start, c.cue.end, c.seq))
+            first = ordered[0]
+            row = _edited_row(first, merged([c.cue for c in ordered]), flag)
+            return _record_change(db, job_id, track, "merge", ordered, [row], [c.seq for c in ordered[1:]])
+
+    def split_cue(self, job_id: str, track: str, seq: int, version: int | None, at: float,
+                  texts: Sequence[str] | None, flag: Flagger = None) -> Change:
+        """The cue cut in two at ``at``: the first part keeps its number, the second gets a new one."""
+        with self._transaction() as db:
+            old = _current(db, job_id, track, [(seq, version)])[seq]
+            first, second = split(old.cue, seq, at, texts)
+            new_seq = db.execute("SELECT MAX(seq) + 1 FROM cues WHERE job_id = ? AND track = ?",
+                                 (job_id, track)).fetchone()[0]
+            rows = [_edited_row(old, first, flag),
+                    StoredCue(new_seq, second, flag(second.text) if flag else old.flags, edited=True, track=track)]
+            return _record_change(db, job_id, track, "split", [old], rows, [])
+
+    def last_change(self, job_id: str) -> tuple[int, str] | None:
+        """The change an undo would take back: (id, kind), or None."""
+        row = self._connection().execute(
+            "SELECT id, kind FROM changes WHERE job_id = ? AND kind != 'undo' AND undone = 0 ORDER BY id DESC "
+            "LIMIT 1", (job_id,)).fetchone()
+        return (row[0], row[1]) if row is not None else None
+
+    def undo(self, job_id: str, expected: int | None = None) -> Change:
+        """Take back the job's last change (of any track): the cues it replaced come back (with
+        a new version), those it added go. ``expected``: the change the client means, refused
+        with 409 when another one has been made since."""
+        with self._transaction() as db:
+            row = db.execute("SELECT * FROM changes WHERE job_id = ? AND kind != 'undo' AND undone = 0 "
+                             "ORDER BY id DESC LIMIT 1", (job_id,)).fetchone()
+            if row is None:
+                raise CueRefused(None, 404, "nothing to undo")
+            if expected is not None and row["id"] != expected:
+                raise CueRefused(None, 409, f"the last change is now {row['id']} ({row['kind']}), made since")
+            track = row["track"]
+            before = [_stored(record, track) for record in json.loads(row["before"])]
+            written = json.loads(row["written"])
+            db.execute("UPDATE changes SET undone = 1 WHERE id = ?", (row["id"],))
+            restored = {cue.seq for cue in before}
+            change = _record_change(db, job_id, track, "undo", [], before,
+                                    [seq for seq in written if seq not in restored], replace=written)
+            return Change(change.id, row["kind"], change.cues, change.removed)
+
+
+def _current(db: sqlite3.Connection, job_id: str, track: str,
+             seen: Sequence[tuple[int, int | None]]) -> dict[int, StoredCue]:
+    """The cues named, each checked against the version the client saw (None: not checked)."""
+    rows, refusals = _found(db, job_id, track, seen)
+    if refusals:
+        raise EditsRefused(refusals)
+    return rows
+
+
+def _found(db: sqlite3.Connection, job_id: str, track: str,
+           seen: Sequence[tuple[int, int | None]]) -> tuple[dict[int, StoredCue], list[CueRefused]]:
+    """The cues named that are there as the client saw them, and a refusal for each other one."""
+    rows: dict[int, StoredCue] = {}
+    refusals = []
+    for seq, version in seen:
+        row = db.execute("SELECT * FROM cues WHERE job_id = ? AND track = ? AND seq = ?",
+                         (job_id, track, seq)).fetchone()
+        if row is None:
+            refusals.append(CueRefused(seq, 404, f"cue {seq}: no such cue (deleted or merged since?)"))
+        elif seq in rows:
+            refusals.append(CueRefused(seq, 400, f"cue {seq}: named twice"))
+        elif version is not None and row["version"] != version:
+            refusals.append(CueRefused(seq, 409, f"cue {seq}: changed since you loaded it (version {version}, "
+                                                 f"now {row['version']}): reload it"))
+        else:
+            rows[seq] = _cue(row)
+    return rows, refusals
+
+
+def _edited_row(old: StoredCue, cue: Cue, flag) -> StoredCue:
+    flags = flag(cue.text) if flag is not None and cue.text != old.cue.text else old.flags
+    return StoredCue(old.seq, cue, flags, edited=True, track=old.track, version=old.version)
+
+
+def _record_change(db: sqlite3.Connection, job_id: str, track: str, kind: str, before: Sequence[StoredCue],
+                   written: Sequence[StoredCue], removed: Sequence[int],
+                   replace: Sequence[int] = ()) -> Change:
+    """Journal the change, write its cues with its id as their version and remove the others.
+    ``replace``: numbers whose rows go before the written ones come in (an undo's)."""
+    change_id = db.execute(
+        "INSERT INTO changes (job_id, track, kind, before, written, at) VALUES (?, ?, ?, ?, ?, ?)",
+        (job_id, track, kind, json.dumps([_row_record(cue) for cue in before], ensure_ascii=False),
+         json.dumps([cue.seq for cue in written]), time.time())).lastrowid
+    gone = sorted({*removed, *replace})
+    db.executemany("DELETE FROM cues WHERE job_id = ? AND track = ? AND seq = ?",
+                   [(job_id, track, seq) for seq in gone])
+    stored = [StoredCue(cue.seq, cue.cue, cue.flags, cue.edited, track, change_id) for cue in written]
+    _insert(db, job_id, stored)
+    return Change(change_id, kind, stored, sorted(removed))
+
+
+def _row_record(cue: StoredCue) -> dict[str, Any]:
+    return {"seq": cue.seq, "start": cue.cue.start, "end": cue.cue.end, "lines": list(cue.cue.lines),
+            "languages": list(cue.cue.languages), "confidence": cue.cue.confidence, "band": cue.cue.band,
+            "flags": cue.flags, "edited": cue.edited}
+
+
+def _stored(record: dict[str, Any], track: str) -> StoredCue:
+    cue = Cue(record["start"], record["end"], tuple(record["lines"]), tuple(record["languages"]),
+              record["confidence"], record["band"])
+    return StoredCue(record["seq"], cue, record["flags"], record["edited"], track)
 
 
 class _Transaction:
@@ -280,10 +472,11 @@ class _Transaction:
 def _insert(db: sqlite3.Connection, job_id: str, cues: Sequence[StoredCue]) -> None:
     db.executemany(
         "INSERT OR REPLACE INTO cues (job_id, track, seq, start, end, lines, languages, confidence, band, flags, "
-        "edited) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "edited, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [(job_id, c.track, c.seq, c.cue.start, c.cue.end, json.dumps(list(c.cue.lines), ensure_ascii=False),
           json.dumps(list(c.cue.languages)), c.cue.confidence, c.cue.band,
-          json.dumps(c.flags, ensure_ascii=False) if c.flags is not None else None, int(c.edited)) for c in cues])
+          json.dumps(c.flags, ensure_ascii=False) if c.flags is not None else None, int(c.edited), c.version)
+         for c in cues])
 
 
 def _job(row: sqlite3.Row) -> Job:
@@ -298,4 +491,4 @@ def _cue(row: sqlite3.Row) -> StoredCue:
     cue = Cue(row["start"], row["end"], tuple(json.loads(row["lines"])), tuple(json.loads(row["languages"])),
               row["confidence"], row["band"])
     return StoredCue(seq=row["seq"], cue=cue, flags=json.loads(row["flags"]) if row["flags"] is not None else None,
-                     edited=bool(row["edited"]), track=row["track"])
+                     edited=bool(row["edited"]), track=row["track"], version=row["version"])

@@ -1,5 +1,9 @@
 """``--save-crops DIR``: each segment's OCR picture as a PNG named by its time, and ``crops.json``
-listing them with what was read — for proofreading, or for users who OCR the crops elsewhere."""
+listing them with what was read — for proofreading, or for users who OCR the crops elsewhere.
+
+While the run goes on, ``crops.jsonl`` grows by one line per picture saved (its file, times, band
+and text line boxes), so that a service can show a cue's picture the moment the cue streams out,
+before ``crops.json`` is written at the end."""
 
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ class CropSaver:
         if not os.access(self.folder, os.W_OK):
             raise SubextractError(f"--save-crops {folder}: the folder is not writable")
         self._saved: list[tuple[Segment, int, str]] = []
+        self._index = self.folder / "crops.jsonl"
+        self._index.unlink(missing_ok=True)  # a rerun's listing starts afresh
 
     def save(self, segment: Segment, key: int) -> None:
         """The picture of a segment to be read (``key``: its reading); a segment reusing an earlier
@@ -40,6 +46,13 @@ class CropSaver:
             if not cv2.imwrite(str(self.folder / name), picture):
                 raise SubextractError(f"--save-crops {self.folder}: cannot write {name}")
         self._saved.append((segment, key, name))
+        entry = {"file": name, "start": round(segment.start, 3), "end": round(segment.end, 3), "band": segment.band,
+                 "lines": [list(box) for box in segment.lines]}
+        try:
+            with open(self._index, "a", encoding="utf-8") as index:
+                index.write(json.dumps(entry) + "\n")
+        except OSError as exc:
+            raise SubextractError(f"--save-crops {self.folder}: cannot write crops.jsonl ({exc.strerror})") from None
 
     def finish(self, readings: dict[int, Reading], prepared: Callable[[Reading], Reading]) -> None:
         listing = [{"file": name, "start": round(segment.start, 3), "end": round(segment.end, 3),
