@@ -45,12 +45,30 @@ fi
 .venv/bin/python -m subextract.stages.ocr.tesseract_models --into .venv/share/subextract/tessdata || true
 # --test: the tests burn subtitles with libass and need a Latin and a CJK font; without them those
 # tests would only skip. Debian's packages are installed when missing (as root, where apt exists).
-if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc-list :lang=en 2>/dev/null | grep -q .; }; then
+# The page tests show Thai cues too (fonts-thai-tlwg-ttf; DejaVu covers Arabic).
+if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc-list :lang=en 2>/dev/null | grep -q . \
+                                   && fc-list :lang=th 2>/dev/null | grep -q .; }; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei \
+      fonts-thai-tlwg-ttf >/dev/null
   else
-    echo "subextract: the subtitle-burning tests need fonts: install fonts-dejavu-core and fonts-wqy-zenhei" >&2
+    echo "subextract: the subtitle-burning and page tests need fonts: install fonts-dejavu-core, fonts-wqy-zenhei and fonts-thai-tlwg-ttf" >&2
   fi
+fi
+# --test: axe-core, the accessibility checker the page tests run inside Chromium, from the npm
+# registry (npm checks the tarball against the registry's integrity hash) into the virtualenv.
+axe=.venv/share/subextract/axe-core
+if [ "${1:-}" = "--test" ] && [ ! -f "$axe/axe.min.js" ]; then
+  if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+  fi
+  packed=$(mktemp -d)
+  if (cd "$packed" && npm pack --silent axe-core@4.10.3 >/dev/null 2>&1); then
+    mkdir -p "$axe" && tar -xzf "$packed/axe-core-4.10.3.tgz" -C "$axe" --strip-components=1 package/axe.min.js package/LICENSE
+  else
+    echo "subextract: could not fetch axe-core from the npm registry; the page's accessibility test will skip" >&2
+  fi
+  rm -rf "$packed"
 fi
 # --test: the proofreading page tests drive a real headless Chromium; Playwright (a test extra)
 # runs the system's, so nothing is downloaded outside the package registries.
