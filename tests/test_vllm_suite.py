@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = ["tests/test_vllm_engine.py", "tests/test_openai_engine.py", "tests/test_translate_vllm.py",
-           "tests/test_transformers_engine.py"]
+           "tests/test_transformers_engine.py", "tests/test_serve_vllm.py"]
 
 
 @pytest.mark.slow

@@ -83,7 +83,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                           "or the server's only model)")
     ocr.add_argument("--server", action="append", metavar="URL",
                      help="openai: the API's base URL, e.g. http://127.0.0.1:8000/v1; an API key is read from "
-                          "$SUBEXTRACT_API_KEY; again for each replica of the model (each request goes to the one "
+                          "$SUBEXTRACT_UPSTREAM_KEY or $SUBEXTRACT_API_KEY; again for each replica of the model (each request goes to the one "
                           "with the fewest in flight)")
     ocr.add_argument("--concurrency", type=count_arg, metavar="N", help="openai: requests in flight at once")
     ocr.add_argument("--stack", type=count_arg, metavar="N",
@@ -176,13 +176,21 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         return getattr(args, name, None)
 
     server = given("translator_server")
-    overrides = {"region": {"mode": given("region")}, "sample": {"fps": given("fps")},
-                 "ocr": {"engine": given("engine"), "model": given("model"), "server": " ".join(given("server")) if given("server") else None,
-                         "concurrency": given("concurrency"), "stack": given("stack"),
-                         "engine_options": dict(given("engine_option")) if given("engine_option") else None},
+    overrides = {"region": {"mode": given("region")}, "sample": {"fps": given("fps")}, "ocr": ocr_overrides(args),
                  "translate": {"engine": "openai" if server else None, "server": server,
                                "model": given("translator_model")}}
     return load_settings(args.config, overrides)
+
+
+def ocr_overrides(args: argparse.Namespace) -> dict:
+    """The OCR engine options given (``add_engine_options``) as the ``ocr`` section's keys: one
+    place for every command, so that ``--server`` given once or per replica means the same to
+    ``subextract``, ``batch`` and ``serve``."""
+    servers = getattr(args, "server", None)
+    options = getattr(args, "engine_option", None)
+    return {"engine": getattr(args, "engine", None), "model": getattr(args, "model", None),
+            "server": " ".join(servers) if servers else None, "concurrency": getattr(args, "concurrency", None),
+            "stack": getattr(args, "stack", None), "engine_options": dict(options) if options else None}
 
 
 def add_logging_options(parser: argparse.ArgumentParser) -> None:

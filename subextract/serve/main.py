@@ -19,7 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="subextract serve",
         description="An HTTP service: POST videos or URLs to /v1/jobs, stream their cues, proofread them at /. "
-                    "Set SUBEXTRACT_API_KEY to require 'Authorization: Bearer KEY' on /v1/.")
+                    "Set SUBEXTRACT_SERVICE_KEY to require 'Authorization: Bearer KEY' on /v1/; "
+                    "SUBEXTRACT_UPSTREAM_KEY is the key sent to OCR and translator servers (docs/service.md).")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
     parser.add_argument("--workers", type=count_arg, default=1, metavar="N",
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="let URL jobs reach loopback, private and other non-public addresses (all, or those "
                              "listed); by default only public ones")
     parser.add_argument("--translator-server", metavar="URL",
-                        help="an OpenAI-compatible server for jobs with 'translate' (key: $SUBEXTRACT_API_KEY)")
+                        help="an OpenAI-compatible server for jobs with 'translate' (key: $SUBEXTRACT_UPSTREAM_KEY)")
     parser.add_argument("--translator-model", metavar="PATH|NAME", help="the translation model")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
                         help="the logging level (default: info: a line per request and per job)")
@@ -62,16 +63,37 @@ class JsonLines(logging.Formatter):
 
 
 def config_from_args(args: argparse.Namespace):
+    from subextract.cli.options import ocr_overrides
     from subextract.serve.service import ServiceConfig
 
-    ocr = {"engine": args.engine, "model": args.model, "server": args.server, "concurrency": args.concurrency,
-           "stack": args.stack, "engine_options": dict(args.engine_option) if args.engine_option else None}
+    ocr = ocr_overrides(args)
     return ServiceConfig(
         data=Path(args.data).resolve(), workers=args.workers, max_queue=args.max_queue,
         max_upload_mb=args.max_upload_mb, job_timeout=args.job_timeout, shutdown_grace=max(args.shutdown_grace, 0),
-        api_key=os.environ.get("SUBEXTRACT_API_KEY") or None, configs=tuple(args.config or ()),
+        api_key=service_key(), configs=tuple(args.config or ()),
         ocr_overrides={k: v for k, v in ocr.items() if v is not None},
         translator_server=args.translator_server, translator_model=args.translator_model)
+
+
+SERVICE_KEY_VARIABLE = "SUBEXTRACT_SERVICE_KEY"
+
+
+def service_key() -> str | None:
+    """The key clients must send: SUBEXTRACT_SERVICE_KEY, or, as before it existed,
+    SUBEXTRACT_API_KEY — which then stays the service's alone and is not sent upstream
+    (SUBEXTRACT_UPSTREAM_KEY is). Two secrets, so the service's own never reaches a third party."""
+    from subextract.clients.openai_api import API_KEY_VARIABLE, keep_api_key_private
+
+    key = os.environ.get(SERVICE_KEY_VARIABLE)
+    if key:
+        return key
+    legacy = os.environ.get(API_KEY_VARIABLE)
+    if legacy:
+        keep_api_key_private()
+        logging.getLogger(__name__).warning(
+            "%s is taken as the service's key (set %s instead); it is no longer sent to OCR or translator "
+            "servers: give those their key in SUBEXTRACT_UPSTREAM_KEY", API_KEY_VARIABLE, SERVICE_KEY_VARIABLE)
+    return legacy or None
 
 
 def _apply_network_policy(allowed: str | None) -> None:
