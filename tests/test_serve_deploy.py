@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -75,7 +76,7 @@ def test_the_services_key_is_never_sent_upstream(tmp_path, env, sent):
     server; the upstream key is SUBEXTRACT_UPSTREAM_KEY's."""
     with recorder() as upstream:
         server = Server(tmp_path / "data", "--engine", "openai", "--server", f"{upstream.url}/v1", api_key=None,
-                        env=env).start()
+                        env=env).start(timeout=240)
         try:
             assert httpx.get(f"{server.url}/v1/jobs").status_code == 401
             assert httpx.get(f"{server.url}/v1/jobs",
@@ -86,3 +87,44 @@ def test_the_services_key_is_never_sent_upstream(tmp_path, env, sent):
             assert server.logged("SUBEXTRACT_API_KEY is taken as the service's key") == ("SUBEXTRACT_SERVICE_KEY" not in env)
         finally:
             server.stop()
+
+
+def test_idempotent_submission_replica_ids_and_retention(tmp_path):
+    """One replica ("r1", its job ids say so) keeping jobs 4 seconds: a retried upload with its
+    Idempotency-Key gets the first job, the key with another request is refused, and a finished
+    job's files and cues go while its record stays and says so."""
+    server = Server(tmp_path / "data", "--replica", "r1", "--keep-days", str(4 / 86400)).start(timeout=240)
+    try:
+        with server.client() as client:
+            key = {"Idempotency-Key": "upload-7f3a-0001"}
+            with open(ZH_SAMPLE, "rb") as video:
+                first = client.post("/v1/jobs", files={"file": (ZH_SAMPLE.name, video)}, headers=key)
+            assert first.status_code == 202 and first.json()["id"].startswith("r1-")
+            with open(ZH_SAMPLE, "rb") as video:
+                again = client.post("/v1/jobs", files={"file": (ZH_SAMPLE.name, video)}, headers=key)
+            assert again.status_code == 200 and again.headers["idempotent-replayed"] == "true"
+            assert again.json()["id"] == first.json()["id"]
+            with open(ZH_SAMPLE, "rb") as video:
+                other = client.post("/v1/jobs", files={"file": (ZH_SAMPLE.name, video)}, data={"lang": "en"},
+                                    headers=key)
+            assert other.status_code == 422 and "Idempotency-Key" in other.json()["error"]
+            assert client.post("/v1/jobs", json={"url": "x"}, headers={"Idempotency-Key": "bad key"}).status_code == 400
+            jobs = client.get("/v1/jobs").json()["jobs"]
+            assert [job["id"] for job in jobs] == [first.json()["id"]]
+            assert sorted(p.name for p in (server.data / "jobs").iterdir()) == [first.json()["id"]]
+
+            job_id = first.json()["id"]
+            assert wait_for(client, job_id)["status"] == "done"
+            assert client.get(f"/v1/jobs/{job_id}/subtitles.srt").status_code == 200
+            for _ in range(100):
+                job = client.get(f"/v1/jobs/{job_id}").json()
+                if job["expired"]:
+                    break
+                time.sleep(0.2)
+            assert job["expired"] and job["status"] == "done"
+            gone = client.get(f"/v1/jobs/{job_id}/subtitles.srt")
+            assert gone.status_code == 410 and "retention" in gone.json()["error"]
+            assert client.patch(f"/v1/jobs/{job_id}/cues/0", json={"text": "x"}).status_code == 410
+            assert not (server.data / "jobs" / job_id).exists()
+    finally:
+        server.stop()

@@ -10,6 +10,7 @@ not worth the extra dependency for a dozen routes; the API is documented in the 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import hmac
 import json
 import logging
@@ -36,6 +37,7 @@ from subextract.serve import editing
 from subextract.serve.links import MediaLinks
 from subextract.serve.metrics import CONTENT_TYPE, Metrics
 from subextract.serve.options import parse_options
+from subextract.serve.retention import RetentionSweep
 from subextract.serve.service import ServiceConfig
 from subextract.serve.store import ACTIVE, ORIGINAL, Store
 from subextract.serve.upload import UploadError, receive_upload
@@ -65,6 +67,7 @@ class Service:
         self.metrics = Metrics(self.store)
         self.pool = WorkerPool(config, self.store, self.metrics)
         self.media = MediaLinks(config.api_key)
+        self.retention = RetentionSweep(config, self.store)
         self.presets = preset_names()
         self.can_translate = config.can_translate()
 
@@ -73,8 +76,10 @@ class Service:
         if requeued or given_up:
             log.info("restart: %d interrupted jobs queued again, %d given up", requeued, given_up)
         self.pool.start()
+        self.retention.start()
 
     def stop(self) -> None:
+        self.retention.stop()
         self.pool.shutdown(self.config.shutdown_grace)
 
 
@@ -229,26 +234,60 @@ def _check_queue(service: Service) -> None:
 async def _create_job(request: Request) -> Response:
     service = _service(request)
     _check_queue(service)
+    key = _idempotency_key(request)
     content_type = request.headers.get("content-type", "")
     if content_type.startswith("multipart/form-data"):
-        job = await _upload_job(request, service, content_type)
+        job, new = await _upload_job(request, service, content_type, key)
     elif content_type.startswith("application/json"):
-        job = await _url_job(request, service)
+        job, new = await _url_job(request, service, key)
     else:
         raise _error(415, "send the video as multipart/form-data (field 'file') or JSON {\"url\": ...}")
     service.pool.wake()
-    return JSONResponse({"id": job.id, "status": job.status}, status_code=202,
-                        headers={"Location": f"/v1/jobs/{job.id}"})
+    # A retried request with the same Idempotency-Key gets the job its first try made.
+    return JSONResponse({"id": job.id, "status": job.status}, status_code=202 if new else 200,
+                        headers={"Location": f"/v1/jobs/{job.id}", **({} if new else {"Idempotent-Replayed": "true"})})
 
 
-async def _upload_job(request: Request, service: Service, content_type: str):
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
+def _idempotency_key(request: Request) -> str | None:
+    key = request.headers.get("idempotency-key")
+    if key is None:
+        return None
+    if not _IDEMPOTENCY_KEY.match(key):
+        raise _error(400, "Idempotency-Key: 1 to 255 visible ASCII characters")
+    return key
+
+
+def _queue(service: Service, job_id: str, source: str, input_: str, name: str, options: dict[str, Any],
+           key: str | None, fingerprint: str) -> tuple[Any, bool]:
+    from subextract.serve.store import IdempotencyMismatch
+
+    try:
+        return service.store.add_once(job_id, source, input_, name, options,
+                                      (key, fingerprint) if key is not None else None)
+    except IdempotencyMismatch:
+        raise _error(422, "Idempotency-Key already used for a different request (another video or other "
+                          "options): use a new key for a new job") from None
+
+
+def _file_digest(path, head: bytes) -> str:
+    digest = hashlib.sha256(head)
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1024 * 1024), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+async def _upload_job(request: Request, service: Service, content_type: str, key: str | None = None):
     from subextract.stages.probe import probe
 
     config = service.config
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > config.max_upload_bytes:
         raise _error(413, f"upload larger than the limit ({config.max_upload_mb:g} MiB)")
-    job_id = service.store.new_id()
+    job_id = service.store.new_id(config.replica)
     folder = config.job_folder(job_id)
     folder.mkdir(parents=True)
     target = folder / "input"
@@ -267,13 +306,19 @@ async def _upload_job(request: Request, service: Service, content_type: str):
         except SubextractError as exc:
             raise _error(415, f"{upload.filename}: {str(exc).removeprefix(f'{target}: ')}") from None
         _check_queue(service)
-        return service.store.add(job_id, "upload", str(target), upload.filename, options.stored())
+        stored = options.stored()
+        fingerprint = await run_in_threadpool(
+            _file_digest, target, json.dumps([upload.filename, stored], sort_keys=True).encode()) if key else ""
+        job, new = _queue(service, job_id, "upload", str(target), upload.filename, stored, key, fingerprint)
+        if not new:
+            shutil.rmtree(folder, ignore_errors=True)  # the first request's upload is the one kept
+        return job, new
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
 
 
-async def _url_job(request: Request, service: Service):
+async def _url_job(request: Request, service: Service, key: str | None = None):
     from subextract.stages.source import check_url
 
     body = bytearray()
@@ -293,7 +338,9 @@ async def _url_job(request: Request, service: Service):
         await run_in_threadpool(check_url, url)  # resolves the host: off the event loop
     except SubextractError as exc:
         raise _error(400, str(exc)) from None
-    return service.store.add(service.store.new_id(), "url", url, url, options.stored())
+    stored = options.stored()
+    fingerprint = hashlib.sha256(json.dumps([url, stored], sort_keys=True).encode()).hexdigest()
+    return _queue(service, service.store.new_id(service.config.replica), "url", url, url, stored, key, fingerprint)
 
 
 def _options(service: Service, values: dict[str, Any]):
@@ -351,7 +398,14 @@ def _finished_job(service: Service, job_id: str):
     job = _job_or_404(service, job_id)
     if job.status != "done":
         raise _error(409, f"job {job_id} is {job.status}" + (f": {job.error}" if job.error else ""))
+    gone_if_expired(job)
     return job
+
+
+def gone_if_expired(job) -> None:
+    if job.expired is not None:
+        raise _error(410, f"job {job.id}'s video, pictures and cues were removed by the retention rule "
+                          f"(--keep-days) on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(job.expired))}")
 
 
 def _subtitles(request: Request) -> Response:

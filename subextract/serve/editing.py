@@ -41,6 +41,8 @@ def _editable_job(request: Request) -> tuple[Job, str]:
         raise _error(404, f"no job {job_id}")
     if job.status != "done":
         raise _error(409, f"job {job_id} is {job.status}: cues can be changed once it is done")
+    if job.expired is not None:
+        raise _error(410, f"job {job_id}'s cues were removed by the retention rule (--keep-days)")
     track = request.query_params.get("track", ORIGINAL)
     if track != ORIGINAL and track not in service.store.tracks(job.id):
         raise _error(404, f"job {job.id} has no track {track!r}")

@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import socket
 import sys
 from pathlib import Path
@@ -36,6 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shutdown-grace", type=float, default=30.0, metavar="SECONDS",
                         help="on SIGTERM, how long running jobs may finish before they go back to the queue "
                              "(default: 30)")
+    parser.add_argument("--keep-days", type=positive_arg, metavar="DAYS",
+                        help="remove a finished job's upload, pictures and cues this many days after it ended (a "
+                             "sweep; the job's record stays and says so); by default kept until deleted")
+    parser.add_argument("--replica", type=_replica_name, default="", metavar="NAME",
+                        help="this replica's name, leading every job id (NAME-...), so that a router in front of "
+                             "several replicas sends each job's requests to the one that owns it (docs/service.md)")
     parser.add_argument("--allow-private-network", nargs="?", const="*", metavar="ADDR[:PORT],...",
                         help="let URL jobs reach loopback, private and other non-public addresses (all, or those "
                              "listed); by default only public ones")
@@ -49,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_option(parser)
     add_engine_options(parser)
     return parser
+
+
+def _replica_name(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9]{1,16}", value):
+        raise argparse.ArgumentTypeError("1 to 16 lowercase letters and digits (it leads every job id)")
+    return value
 
 
 class JsonLines(logging.Formatter):
@@ -72,7 +85,8 @@ def config_from_args(args: argparse.Namespace):
         max_upload_mb=args.max_upload_mb, job_timeout=args.job_timeout, shutdown_grace=max(args.shutdown_grace, 0),
         api_key=service_key(), configs=tuple(args.config or ()),
         ocr_overrides={k: v for k, v in ocr.items() if v is not None},
-        translator_server=args.translator_server, translator_model=args.translator_model)
+        translator_server=args.translator_server, translator_model=args.translator_model,
+        replica=args.replica, keep_days=args.keep_days)
 
 
 SERVICE_KEY_VARIABLE = "SUBEXTRACT_SERVICE_KEY"

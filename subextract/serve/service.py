@@ -23,6 +23,8 @@ class ServiceConfig:
     ocr_overrides: dict = field(default_factory=dict)  # --engine, --server, ... given to serve
     translator_server: str | None = None
     translator_model: str | None = None
+    replica: str = ""  # --replica: leads every job id, so a router can send a job's requests to its owner
+    keep_days: float | None = None  # --keep-days: a finished job's files and cues are removed after this
 
     @property
     def max_upload_bytes(self) -> int:

@@ -77,6 +77,19 @@ CREATE INDEX IF NOT EXISTS changes_job ON changes (job_id, id);
 """
 
 
+# Columns added after the first release, with what an older store's rows get.
+_ADDED_COLUMNS = (
+    ("cues", "version", "INTEGER NOT NULL DEFAULT 0"),
+    ("jobs", "expired", "REAL"),  # when retention removed the job's files and cues
+    ("jobs", "idempotency_key", "TEXT"),  # the client's Idempotency-Key, unique
+    ("jobs", "fingerprint", "TEXT"),  # a digest of the request that key came with
+)
+
+
+class IdempotencyMismatch(Exception):
+    """An Idempotency-Key already used for a different request."""
+
+
 @dataclass
 class Job:
     id: str
@@ -94,6 +107,7 @@ class Job:
     created: float
     started: float | None
     finished: float | None
+    expired: float | None = None
 
     def public(self) -> dict[str, Any]:
         """What the API says about the job (never the server's paths)."""
@@ -102,7 +116,7 @@ class Job:
                 "error": self.error, "warnings": self.warnings,
                 "complete": self.metadata.get("complete") if self.metadata else None,
                 "created": self.created, "started": self.started,
-                "finished": self.finished}
+                "finished": self.finished, "expired": self.expired}
 
 
 @dataclass
@@ -160,9 +174,11 @@ class Store:
     def __post_init__(self) -> None:
         with self._connection() as db:
             db.executescript(_SCHEMA)
-            columns = {row[1] for row in db.execute("PRAGMA table_info(cues)")}
-            if "version" not in columns:  # a store made before cues had versions
-                db.execute("ALTER TABLE cues ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+            for table, column, declaration in _ADDED_COLUMNS:  # a store made before these existed
+                if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+            db.execute("CREATE UNIQUE INDEX IF NOT EXISTS jobs_idempotency ON jobs (idempotency_key) "
+                       "WHERE idempotency_key IS NOT NULL")
 
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -180,17 +196,34 @@ class Store:
 
     # -- jobs --------------------------------------------------------------------------------
 
-    def new_id(self) -> str:
-        return uuid.uuid4().hex[:16]
+    def new_id(self, replica: str = "") -> str:
+        """A new job id, led by the replica's name where the service has one (``--replica``), so
+        that a router can send each job's requests to the replica that owns it."""
+        return f"{replica}-{uuid.uuid4().hex[:16]}" if replica else uuid.uuid4().hex[:16]
 
     def add(self, job_id: str, source: str, input_: str, name: str, options: dict[str, Any]) -> Job:
+        return self.add_once(job_id, source, input_, name, options)[0]
+
+    def add_once(self, job_id: str, source: str, input_: str, name: str, options: dict[str, Any],
+                 idempotency: tuple[str, str] | None = None) -> tuple[Job, bool]:
+        """Queue a job; (the job, True) — or, for an Idempotency-Key seen before with the same
+        request fingerprint, (that earlier job, False). A key seen with another request:
+        IdempotencyMismatch. The check and the insert are one transaction, so two requests with
+        one key at once make one job."""
         now = time.time()
+        key, fingerprint = idempotency or (None, None)
         with self._transaction() as db:
+            if key is not None:
+                row = db.execute("SELECT id, fingerprint FROM jobs WHERE idempotency_key = ?", (key,)).fetchone()
+                if row is not None:
+                    if row["fingerprint"] != fingerprint:
+                        raise IdempotencyMismatch(key)
+                    return self.get(row["id"]), False
             seq = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM jobs").fetchone()[0]
-            db.execute("INSERT INTO jobs (id, seq, status, source, input, name, options, created) "
-                       "VALUES (?, ?, 'queued', ?, ?, ?, ?, ?)",
-                       (job_id, seq, source, input_, name, json.dumps(options), now))
-        return self.get(job_id)
+            db.execute("INSERT INTO jobs (id, seq, status, source, input, name, options, created, idempotency_key, "
+                       "fingerprint) VALUES (?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)",
+                       (job_id, seq, source, input_, name, json.dumps(options), now, key, fingerprint))
+        return self.get(job_id), True
 
     def get(self, job_id: str) -> Job | None:
         row = self._connection().execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
@@ -275,6 +308,20 @@ class Store:
                 db.execute("UPDATE jobs SET status = 'cancelled', finished = ? WHERE id = ?", (time.time(), job_id))
                 db.execute("DELETE FROM cues WHERE job_id = ?", (job_id,))
             return row[0]
+
+    def expire(self, finished_before: float) -> list[str]:
+        """Jobs that ended before ``finished_before`` lose their cues and changes (retention); the
+        record stays, marked expired. Returns their ids, for their files to be removed too."""
+        with self._transaction() as db:
+            ids = [row[0] for row in db.execute(
+                "SELECT id FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND expired IS NULL "
+                "AND COALESCE(finished, created) < ?", (finished_before,))]
+            now = time.time()
+            for job_id in ids:
+                db.execute("DELETE FROM cues WHERE job_id = ?", (job_id,))
+                db.execute("DELETE FROM changes WHERE job_id = ?", (job_id,))
+                db.execute("UPDATE jobs SET expired = ? WHERE id = ?", (now, job_id))
+        return ids
 
     def delete(self, job_id: str) -> None:
         with self._transaction() as db:
@@ -484,7 +531,7 @@ def _job(row: sqlite3.Row) -> Job:
                options=json.loads(row["options"]), progress=row["progress"], stage=row["stage"],
                attempts=row["attempts"], error=row["error"], warnings=json.loads(row["warnings"]),
                metadata=json.loads(row["metadata"]) if row["metadata"] else None, created=row["created"],
-               started=row["started"], finished=row["finished"])
+               started=row["started"], finished=row["finished"], expired=row["expired"])
 
 
 def _cue(row: sqlite3.Row) -> StoredCue:

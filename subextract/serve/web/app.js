@@ -186,6 +186,8 @@ function showBanner(job) {
   const parts = [];
   const incomplete = job.complete === false;
   if (job.error) parts.push(["Error", [job.error]]);
+  if (job.expired) parts.push(["Removed", ["The retention rule removed this job's video, pictures and cues on " +
+                                           new Date(job.expired * 1000).toLocaleString() + "."]]);
   if (incomplete) parts.push(["Incomplete run", ["The cues cover only part of the video: read the warnings below."]]);
   if (job.warnings && job.warnings.length) parts.push(["Warnings", job.warnings]);
   const spans = job.damaged || [];
