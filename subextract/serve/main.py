@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep-days", type=positive_arg, metavar="DAYS",
                         help="remove a finished job's upload, pictures and cues this many days after it ended (a "
                              "sweep; the job's record stays and says so); by default kept until deleted")
-    parser.add_argument("--replica", type=_replica_name, default="", metavar="NAME",
+    parser.add_argument("--replica", type=_replica_name, metavar="NAME",
                         help="this replica's name, leading every job id (NAME-...), so that a router in front of "
                              "several replicas sends each job's requests to the one that owns it (docs/service.md)")
     parser.add_argument("--allow-private-network", nargs="?", const="*", metavar="ADDR[:PORT],...",
@@ -86,7 +86,7 @@ def config_from_args(args: argparse.Namespace):
         api_key=service_key(), configs=tuple(args.config or ()),
         ocr_overrides={k: v for k, v in ocr.items() if v is not None},
         translator_server=args.translator_server, translator_model=args.translator_model,
-        replica=args.replica, keep_days=args.keep_days)
+        replica=args.replica or "", keep_days=args.keep_days)
 
 
 SERVICE_KEY_VARIABLE = "SUBEXTRACT_SERVICE_KEY"
