@@ -128,3 +128,44 @@ def test_idempotent_submission_replica_ids_and_retention(tmp_path):
             assert not (server.data / "jobs" / job_id).exists()
     finally:
         server.stop()
+
+
+def test_a_jobs_webhook_is_signed_retried_and_refused_on_private_addresses(tmp_path):
+    from subextract.serve.webhooks import signature
+
+    secret = "hook-secret-42"
+    with recorder() as receiver:
+        receiver.status = 503  # the first call fails: the service tries again
+        guarded = Server(tmp_path / "guarded", env={"SUBEXTRACT_WEBHOOK_SECRET": secret}).start(timeout=240)
+        try:
+            with guarded.client() as client:
+                refused = upload(client, ZH_SAMPLE, webhook=f"{receiver.url}/hook")
+            assert refused.status_code == 400 and "loopback address" in refused.json()["error"]
+        finally:
+            guarded.stop()
+        server = Server(tmp_path / "data", "--allow-private-network", "127.0.0.1",
+                        env={"SUBEXTRACT_WEBHOOK_SECRET": secret}).start(timeout=240)
+        try:
+            with server.client() as client:
+                job_id = upload(client, ZH_SAMPLE, webhook=f"{receiver.url}/hook?job=1").json()["id"]
+                wait_for(client, job_id)
+                deadline = time.monotonic() + 60
+                while len(receiver.requests) < 2 and time.monotonic() < deadline:
+                    if len(receiver.requests) == 1:
+                        receiver.status = 200
+                    time.sleep(0.1)
+                for _ in range(50):
+                    job = client.get(f"/v1/jobs/{job_id}").json()
+                    if job["webhook_state"]:
+                        break
+                    time.sleep(0.2)
+        finally:
+            server.stop()
+    assert len(receiver.requests) == 2 and job["webhook_state"].startswith("delivered (HTTP 200, attempt 2)")
+    for method, path, headers, body in receiver.requests:
+        assert (method, path) == ("POST", "/hook?job=1")
+        stamp, signed = (part.split("=", 1)[1] for part in headers["subextract-signature"].split(","))
+        assert signed == signature(secret, int(stamp), body) and abs(time.time() - int(stamp)) < 120
+        payload = json.loads(body)
+        assert payload["event"] == "job.ended" and payload["job"]["id"] == job_id
+        assert payload["job"]["status"] == "done"

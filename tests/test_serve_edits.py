@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from serve_fixtures import ZH_SAMPLE, Server, upload, wait_for
+from test_serve_openapi import conforms
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +132,11 @@ def test_delete_insert_merge_split_and_undo_reach_the_downloads(client, job):
     assert [c["text"] for c in split.json()["cues"]] == [listed[0]["text"], listed[1]["text"]]
     assert [c[2] for c in srt(client, job)[1:3]] == [listed[0]["text"], listed[1]["text"]]
 
+    for answer, schema in ((deleted, "Change"), (inserted, "Change"), (merged, "Change"), (split, "Change")):
+        conforms(answer.json(), schema)  # as the OpenAPI document says
+    conforms(client.get(f"/v1/jobs/{job}").json(), "Job")
+    for cue in cues(client, job):
+        conforms(cue, "Cue")
     for kind in ("split", "merge", "insert", "delete"):
         assert client.get(f"/v1/jobs/{job}").json()["last_change"]["kind"] == kind
         assert client.post(f"/v1/jobs/{job}/undo").json()["kind"] == kind

@@ -38,6 +38,7 @@ from subextract.serve.links import MediaLinks
 from subextract.serve.metrics import CONTENT_TYPE, Metrics
 from subextract.serve.options import parse_options
 from subextract.serve.retention import RetentionSweep
+from subextract.serve.webhooks import Webhooks, check_webhook
 from subextract.serve.service import ServiceConfig
 from subextract.serve.store import ACTIVE, ORIGINAL, Store
 from subextract.serve.upload import UploadError, receive_upload
@@ -68,6 +69,7 @@ class Service:
         self.pool = WorkerPool(config, self.store, self.metrics)
         self.media = MediaLinks(config.api_key)
         self.retention = RetentionSweep(config, self.store)
+        self.webhooks = Webhooks(self.store)
         self.presets = preset_names()
         self.can_translate = config.can_translate()
 
@@ -77,9 +79,11 @@ class Service:
             log.info("restart: %d interrupted jobs queued again, %d given up", requeued, given_up)
         self.pool.start()
         self.retention.start()
+        self.webhooks.start()
 
     def stop(self) -> None:
         self.retention.stop()
+        self.webhooks.stop()
         self.pool.shutdown(self.config.shutdown_grace)
 
 
@@ -162,6 +166,8 @@ def create_app(config: ServiceConfig) -> Starlette:
     routes = [
         Route("/", _page),
         Mount("/static", StaticFiles(packages=[("subextract.serve", "web")]), name="static"),
+        Route("/openapi.json", _openapi),
+        Route("/docs", _api_docs),
         Route("/health", _health),
         Route("/ready", _ready),
         Route("/metrics", _metrics),
@@ -198,6 +204,18 @@ def _service(request: Request) -> Service:
 def _page(_request: Request) -> Response:
     page = resources.files("subextract.serve").joinpath("web/index.html").read_text(encoding="utf-8")
     return Response(page, media_type="text/html; charset=utf-8")
+
+
+def _openapi(_request: Request) -> Response:
+    from subextract.serve.apidocs import document_json
+
+    return Response(document_json(), media_type="application/json")
+
+
+def _api_docs(_request: Request) -> Response:
+    from subextract.serve.apidocs import page
+
+    return Response(page(), media_type="text/html; charset=utf-8")
 
 
 def _health(_request: Request) -> Response:
@@ -299,6 +317,7 @@ async def _upload_job(request: Request, service: Service, content_type: str, key
         except ClientDisconnect:
             raise _error(400, "the client went away during the upload") from None
         options = _options(service, {name: values for name, values in upload.fields.items()})
+        await _vet_webhook(options)
         try:
             # The content decides, never the name: FFmpeg opens it with real container demuxers only,
             # so a playlist or a concat list named .mp4 is refused here, as are pictures and text.
@@ -334,6 +353,7 @@ async def _url_job(request: Request, service: Service, key: str | None = None):
         raise _error(400, "expected a JSON object with \"url\" (and options)")
     url = values.pop("url").strip()
     options = _options(service, values)
+    await _vet_webhook(options)
     try:
         await run_in_threadpool(check_url, url)  # resolves the host: off the event loop
     except SubextractError as exc:
@@ -341,6 +361,15 @@ async def _url_job(request: Request, service: Service, key: str | None = None):
     stored = options.stored()
     fingerprint = hashlib.sha256(json.dumps([url, stored], sort_keys=True).encode()).hexdigest()
     return _queue(service, service.store.new_id(service.config.replica), "url", url, url, stored, key, fingerprint)
+
+
+async def _vet_webhook(options) -> None:
+    if options.webhook is None:
+        return
+    try:
+        await run_in_threadpool(check_webhook, options.webhook)  # resolves the host: off the event loop
+    except SubextractError as exc:
+        raise _error(400, str(exc)) from None
 
 
 def _options(service: Service, values: dict[str, Any]):

@@ -83,6 +83,7 @@ _ADDED_COLUMNS = (
     ("jobs", "expired", "REAL"),  # when retention removed the job's files and cues
     ("jobs", "idempotency_key", "TEXT"),  # the client's Idempotency-Key, unique
     ("jobs", "fingerprint", "TEXT"),  # a digest of the request that key came with
+    ("jobs", "webhook_state", "TEXT"),  # how telling the job's webhook went; NULL while due
 )
 
 
@@ -108,6 +109,7 @@ class Job:
     started: float | None
     finished: float | None
     expired: float | None = None
+    webhook_state: str | None = None
 
     def public(self) -> dict[str, Any]:
         """What the API says about the job (never the server's paths)."""
@@ -116,7 +118,7 @@ class Job:
                 "error": self.error, "warnings": self.warnings,
                 "complete": self.metadata.get("complete") if self.metadata else None,
                 "created": self.created, "started": self.started,
-                "finished": self.finished, "expired": self.expired}
+                "finished": self.finished, "expired": self.expired, "webhook_state": self.webhook_state}
 
 
 @dataclass
@@ -322,6 +324,16 @@ class Store:
                 db.execute("DELETE FROM changes WHERE job_id = ?", (job_id,))
                 db.execute("UPDATE jobs SET expired = ? WHERE id = ?", (now, job_id))
         return ids
+
+    def webhooks_due(self) -> list[str]:
+        """Ended jobs with a webhook not yet told, oldest first."""
+        rows = self._connection().execute(
+            "SELECT id FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND webhook_state IS NULL "
+            "AND json_extract(options, '$.webhook') IS NOT NULL ORDER BY seq").fetchall()
+        return [row[0] for row in rows]
+
+    def webhook_done(self, job_id: str, state: str) -> None:
+        self._connection().execute("UPDATE jobs SET webhook_state = ? WHERE id = ?", (state, job_id))
 
     def delete(self, job_id: str) -> None:
         with self._transaction() as db:
@@ -531,7 +543,8 @@ def _job(row: sqlite3.Row) -> Job:
                options=json.loads(row["options"]), progress=row["progress"], stage=row["stage"],
                attempts=row["attempts"], error=row["error"], warnings=json.loads(row["warnings"]),
                metadata=json.loads(row["metadata"]) if row["metadata"] else None, created=row["created"],
-               started=row["started"], finished=row["finished"], expired=row["expired"])
+               started=row["started"], finished=row["finished"], expired=row["expired"],
+               webhook_state=row["webhook_state"])
 
 
 def _cue(row: sqlite3.Row) -> StoredCue:
