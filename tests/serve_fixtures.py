@@ -40,7 +40,7 @@ class Server:
         self.log = data.parent / f"{data.name}-server-{self.port}.log"
         self.process: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60) -> "Server":
+    def start(self, timeout: float = 180) -> "Server":  # the engine loads slowly on a busy machine
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         for variable in ("SUBEXTRACT_API_KEY", "SUBEXTRACT_SERVICE_KEY"):
             env.pop(variable, None)

@@ -131,3 +131,30 @@ def test_bad_edits_are_refused_with_400(values):
     with pytest.raises(CueRefused) as refused:
         parse_edit(values, 0)
     assert refused.value.status == 400
+
+
+def test_a_cues_picture_is_there_while_the_job_runs_and_cut_to_its_lines(tmp_path):
+    """CropSaver lists each picture as it saves it (crops.jsonl), before crops.json is written at
+    the end: a cue streamed mid-run has its picture, and its lines picture is the padded line box."""
+    import cv2
+    import imagehash
+    import numpy as np
+    from PIL import Image
+
+    from subextract.schema import Segment
+    from subextract.serve.crops import cue_picture, lines_picture
+    from subextract.stages.crops import CropSaver
+
+    image = np.zeros((60, 300, 3), np.uint8)
+    image[20:40, 50:250] = 255
+    segment = Segment(band=0, start=1.0, end=2.0, frame_count=3, settled=True, before_start=None, last_shown=1.9,
+                      image=image, mask_hash=imagehash.average_hash(Image.fromarray(image)), mask=image[:, :, 0],
+                      lines=((50, 20, 250, 40),))
+    saver = CropSaver(str(tmp_path))
+    cue = Cue(1.0, 2.0, ("x",), ("en",), 0.9)
+    assert cue_picture(tmp_path, cue) is None
+    saver.save(segment, key=0)
+    assert not (tmp_path / "crops.json").exists()
+    assert cue_picture(tmp_path, cue) == tmp_path / "00-00-01.000_00-00-02.000_band0.png"
+    lines = cv2.imdecode(np.frombuffer(lines_picture(tmp_path, cue), np.uint8), cv2.IMREAD_UNCHANGED)
+    assert lines.shape[:2] == (20 + 2 * 7, 200 + 2 * 7)  # padded by 0.35 of the line's height
