@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from subextract.batch import LIST_EXTENSIONS, VIDEO_EXTENSIONS, BatchRunner, Options, Shard, discover, run_batch
-from subextract.cli.options import (add_config_option, add_engine_options, add_feed_options, add_input_options,
+from subextract.cli.options import (add_config_option, add_engine_options, add_fail_on_empty_option, add_feed_options,
+                                    add_input_options,
                                     add_logging_options, add_translate_option, add_translator_options,
                                     apply_input_options, check_translation_options, count_arg, positive_arg,
-                                    settings_from_args, time_arg)
+                                    reading_language_arg, settings_from_args, time_arg)
 from subextract.cli.progress import BatchProgress
 from subextract.errors import SubextractError
 from subextract.feeds import FeedSink, watchlist_option
@@ -30,13 +31,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Extract the subtitles of many videos into a mirrored output tree. Re-running the same "
                     "command skips videos already done (same input, same settings) and redoes failed, "
                     "interrupted and changed ones. See docs/batch.md.",
-        epilog="exit status: 0 all done, 1 some videos failed (see the manifest), 2 bad usage, 130 interrupted")
+        epilog="exit status: 0 all done, 1 some videos failed (see the manifest), 2 bad usage, 3 with "
+               "--fail-on-empty: some video gave no cue, 130 interrupted")
     parser.add_argument("inputs", nargs="*", metavar="INPUT",
                         help="video files, folders (searched recursively by video extension), list files "
                              f"({', '.join(LIST_EXTENSIONS)}: one path or URL a line) or http(s)/rtmp(s) URLs")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; holds manifest.jsonl)")
     parser.add_argument("--jobs", type=count_arg, metavar="N", help="videos processed at once (default: 1)")
-    parser.add_argument("--lang", default="all", metavar="CODE", help="as for subextract VIDEO (default: all)")
+    parser.add_argument("--lang", default="all", metavar="LANG", type=reading_language_arg,
+                        help="as for subextract VIDEO: zh, zh-Hant, en-US, English… (default: all)")
     parser.add_argument("--format", choices=FORMATS, default="srt",
                         help="format of each video's output (default: srt)")
     parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of each video's range")
@@ -50,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "the new result goes beside them as NAME.new.EXT)")
     parser.add_argument("--hash", action="store_true",
                         help="know unchanged inputs by content (SHA-256) rather than size and modification time")
+    add_fail_on_empty_option(parser)
     parser.add_argument("--feed", metavar="PATH|-",
                         help="also stream every cue of every video as JSON lines, each as soon as it is final, to "
                              "stdout (-) or a file (appended to, so it gathers the cues of every run)")
@@ -163,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
                       start=args.start, end=args.end, jobs=args.jobs or 1, use_hash=args.hash,
                       retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
                       feed=feed, quiet=args.quiet, translate=args.translate, bilingual=args.bilingual,
-                      translator=translator, overwrite_edited=args.overwrite_edited, shard=args.shard)
+                      translator=translator, overwrite_edited=args.overwrite_edited, shard=args.shard,
+                      fail_on_empty=args.fail_on_empty)
     bar: BatchProgress | None = None
 
     def planned(count: int) -> None:

@@ -7,10 +7,11 @@ import argparse
 import sys
 
 from subextract import __version__
-from subextract.cli.options import (add_config_option, add_engine_options, add_feed_options, add_input_options,
+from subextract.cli.options import (add_config_option, add_engine_options, add_fail_on_empty_option, add_feed_options,
+                                    add_input_options,
                                     add_logging_options, add_translate_option, add_translator_options,
                                     apply_input_options, check_translation_options, positive_arg,
-                                    settings_from_args, time_arg)
+                                    reading_language_arg, settings_from_args, time_arg)
 from subextract.cli.progress import TranslationProgress, VideoProgress
 from subextract.errors import SubextractError
 from subextract.stages.write import FORMATS
@@ -54,10 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="subextract", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_EPILOG,
         description="Extract hardcoded (burned-in) subtitles from a video into SRT, WebVTT or JSON.")
     parser.add_argument("video", help="video file (anything FFmpeg reads), or an http(s)/rtmp(s) URL or HLS stream")
-    parser.add_argument("--lang", default="all", metavar="CODE",
-                        help="language of the lines to keep and of the output name, e.g. zh, en, ru, ar; "
-                             "'all' keeps every line of bilingual subtitles (default: all); "
-                             "subextract --list-languages shows which are installed")
+    parser.add_argument("--lang", default="all", metavar="LANG", type=reading_language_arg,
+                        help="language of the lines to keep and of the output name: a code, a tag or an English "
+                             "name (zh, zh-Hant, zh_CN, cmn, Chinese; en, en-US, eng, English); the output is named "
+                             "by the language (VIDEO.zh.srt); 'all' keeps every line of bilingual subtitles "
+                             "(default: all); subextract --list-languages shows which are read")
     parser.add_argument("--list-languages", action=_ListLanguages,
                         help="each --lang code, the recogniser that reads it and whether its model is installed")
     parser.add_argument("-o", "--output", metavar="PATH",
@@ -82,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also save each segment's OCR picture as a PNG named by its time, with crops.json "
                              "listing them and their readings (for proofreading, or OCR elsewhere)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    add_fail_on_empty_option(parser)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar and no summary")
     add_logging_options(parser)
     parser.add_argument("--version", action="version", version=f"subextract {__version__}")
@@ -171,6 +174,9 @@ def _report(args: argparse.Namespace, job, outputs) -> int:
             where = "stdout" if outputs.translation == "-" else outputs.translation
             print(f"subextract: {len(job.translation.cues(args.bilingual))} "
                   f"{'bilingual' if args.bilingual else 'translated'} cues → {where}", file=sys.stderr)
+    if args.fail_on_empty and not job.cues:
+        print("subextract: error: no cue was written (--fail-on-empty)", file=sys.stderr)
+        return 3
     return 0 if job.complete else 3
 
 

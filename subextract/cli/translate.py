@@ -18,8 +18,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="subextract translate", description="Translate an SRT or WebVTT file with an LLM, keeping every "
                                                  "cue and its times.")
     parser.add_argument("subtitles", help="the SRT or WebVTT (.vtt) file to translate")
-    parser.add_argument("--to", required=True, type=language_arg, metavar="LANG", help="target language, e.g. en")
-    parser.add_argument("--from", dest="source", type=language_arg, metavar="LANG",
+    parser.add_argument("--to", required=True, type=language_arg("--to"), metavar="LANG",
+                        help="target language: a tag or a name, e.g. en, pt-BR, zh-Hant, English")
+    parser.add_argument("--from", dest="source", type=language_arg("--from"), metavar="LANG",
                         help="the file's language (default: detected from its text)")
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="output file, or - for stdout (default: SUBS with its language tag replaced by LANG, "

@@ -25,6 +25,7 @@ import numpy as np
 from subextract.config import SegmentSettings, Settings, load_settings
 from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
+from subextract.langtags import EVERY_LANGUAGE, reading_language
 from subextract.schema import Band, Cue, DamagedSpan, Reading, Segment, VideoInfo
 from subextract.stages.align import align
 from subextract.stages.appearance import LineStrip, learn_appearance, settings_for, smallest_line_strokes
@@ -55,10 +56,18 @@ class Stats:
     reused_readings: int = 0
     wall_seconds: float = 0.0
     video_seconds: float = 0.0
+    lines_read: int = 0  # text lines the engine read in the segments, before --lang kept some
+    lines_kept: int = 0
+    languages_read: dict[str, int] = field(default_factory=dict)  # language tag → lines read in it
 
     @property
     def realtime_factor(self) -> float:
         return self.video_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    @property
+    def languages_seen(self) -> list[str]:
+        """The languages of the lines read, the most read first."""
+        return sorted(self.languages_read, key=lambda tag: -self.languages_read[tag])
 
 
 @dataclass
@@ -77,11 +86,12 @@ class ExtractionResult:
         """What ``--format json`` says beside the cues: the video, the bands used, run statistics."""
         s = self.stats
         return {"video": video or self.info.path, "duration": self.info.duration, "width": self.info.width,
-                "height": self.info.height, "language": self.lang,
+                "height": self.info.height, "language": self.lang, "languages_seen": s.languages_seen,
                 "bands": [dataclasses.asdict(band) for band in self.bands],
                 "stats": {"ocr_calls": s.ocr_calls, "ocr_seconds": round(s.ocr_seconds, 3), "segments": s.segments,
                           "frames": s.frames, "wall_seconds": round(s.wall_seconds, 3),
-                          "realtime_factor": round(s.realtime_factor, 2)},
+                          "realtime_factor": round(s.realtime_factor, 2), "lines_read": s.lines_read,
+                          "lines_kept": s.lines_kept},
                 "complete": self.complete, "warnings": self.warnings,
                 "damaged": [dataclasses.asdict(span) for span in self.damaged]}
 
@@ -404,7 +414,9 @@ def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], 
     warnings, complete = ([], False) if engine_error is not None else _decode_warnings(report, info, start, end,
                                                                                         last_pts)
     stats.frames, stats.segments = report.frames, len(segments)
-    cues = _cues(segments, readings, settings, lang, len(scan.bands))
+    cues = _cues(segments, readings, settings, lang, len(scan.bands), stats)
+    if lang not in EVERY_LANGUAGE and stats.lines_read and not stats.lines_kept:
+        warnings.append(language_warning(stats, lang))
     if report.refused:
         from subextract.stages.netguard import describe_refusals
 
@@ -436,6 +448,7 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     The split level of ``subextract.scale`` runs the same steps apart: ``scan_video`` and
     ``segment_video`` on CPU workers, the reads elsewhere, ``cues_from_segments`` per video."""
     began = time.perf_counter()
+    lang = reading_language(lang, "lang")
     settings = settings if isinstance(settings, Settings) else load_settings(settings)
     crops = CropSaver(save_crops) if save_crops else None
     settings = replace(settings, ocr=replace(settings.ocr, lang=lang))  # the OCR engine routes scripts by it
@@ -541,12 +554,28 @@ def _strips_by_plane(region: Region) -> tuple[dict[str, list[LineStrip]], float 
     return strips, scale
 
 
-def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
+def language_warning(stats: Stats, lang: str) -> str:
+    """What to say when lines were read but ``--lang`` kept none of them (an empty output
+    otherwise looks like a video without subtitles)."""
+    seen = stats.languages_seen
+    tags = f"all tagged {seen[0]}" if len(seen) == 1 else \
+        "tagged " + ", ".join(f"{tag} ({stats.languages_read[tag]})" for tag in seen) if seen else "none tagged"
+    return (f"{stats.lines_read} line{'' if stats.lines_read == 1 else 's'} read, {tags}; --lang {lang} kept none "
+            f"(--lang all keeps every line)")
+
+
+def _cues(segments, results, settings: Settings, lang: str, band_count: int, stats: Stats) -> list[Cue]:
     cues: list[Cue] = []
     for band in range(band_count):
         pairs = [(segment, _prepared(results[key], lang), results[key]) for segment, key in segments
                  if segment.band == band]
         for segment, reading, raw in pairs:
+            read = [line for line in raw.lines if line.text.strip()]
+            stats.lines_read += len(read)
+            stats.lines_kept += sum(1 for line in reading.lines if line.text.strip())
+            for line in read:
+                if line.language != "und":
+                    stats.languages_read[line.language] = stats.languages_read.get(line.language, 0) + 1
             if not reading.text.strip():
                 logger.info("band %d, %.2f-%.2f s: nothing read%s (the engine read %r)", band, segment.start,
                             segment.end, "" if lang in ("all", "auto") else f" in {lang}", raw.text)
