@@ -299,7 +299,8 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     appearance = learn_appearance(strips, settings.segment)
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
-    logger.info("subtitle appearance: %s", appearance)
+    logger.info("subtitle appearance: %s", appearance.describe() if appearance is not None
+                else "not learned (no subtitle line found in the pre-scan): the preset's settings")
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,

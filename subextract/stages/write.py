@@ -147,6 +147,8 @@ def check_writable(path: str, force: bool, inputs: Sequence[str] = ()) -> None:
     """Fail before hours of work, not after: the output must be new (or forced) and its folder
     writable, and never one of ``inputs`` or a file this tool could not have written."""
     if path == "-":
+        if sys.stdout is None or not sys.stdout.writable():  # started with stdout closed (>&-)
+            raise SubextractError("-o -: stdout is closed; give -o FILE")
         return
     target = Path(path)
     if target.is_dir():
