@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="format of each video's output (default: srt)")
     parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of each video's range")
     parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of each video's range")
-    parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H (default: from the preset)")
+    parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H in pixels, fractions (0,0.8,1,0.2) or "
+                             "percent (0%%,80%%,100%%,20%%): one box for videos of every size (default: from the preset)")
     parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
     add_config_option(parser)
     parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")

@@ -87,8 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of the range to process")
     parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of the range to process")
     parser.add_argument("--region", metavar="WHERE",
-                        help="where subtitles are: auto (found by text detection), bottom, top, or X,Y,W,H "
-                             "in pixels (default: from the preset, auto)")
+                        help="where subtitles are: auto (found by text detection), bottom, top, or a box X,Y,W,H "
+                             "in pixels (0,600,1280,120), in shares of the picture (0,0.8,1,0.2) or in percent "
+                             "(0%%,80%%,100%%,20%%) (default: from the preset, auto)")
     parser.add_argument("--fps", type=positive_arg, metavar="N",
                         help="analyse N frames a second instead of every frame; boundaries are still "
                              "snapped to the exact frame")

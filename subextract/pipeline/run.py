@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import queue
 import threading
 import time
@@ -95,13 +96,20 @@ class ExtractionResult:
                 "complete": self.complete, "warnings": self.warnings,
                 "damaged": [dataclasses.asdict(span) for span in self.damaged]}
 
-    def save(self, path: str, format: str | None = None) -> None:
-        """Write the cues as ``format`` (srt, vtt, ass, json, jsonl; default: from the file's
-        extension, else srt), replacing the file atomically."""
-        from subextract.stages.write import FORMATS, render, write_text
+    def to_string(self, format: str = "srt") -> str:
+        """The cues as ``format`` (srt, vtt, ass, txt, json, jsonl) would write them."""
+        from subextract.stages.write import render
 
+        return render(self.cues, format, self.metadata())
+
+    def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+        """Write the cues as ``format`` (srt, vtt, ass, txt, json, jsonl; default: from the file's
+        extension, else srt), replacing the file atomically."""
+        from subextract.stages.write import FORMATS, write_text
+
+        path = os.fspath(path)
         suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
-        write_text(path, render(self.cues, format or (suffix if suffix in FORMATS else "srt"), self.metadata()))
+        write_text(path, self.to_string(format or (suffix if suffix in FORMATS else "srt")))
 
 
 _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it has been read
@@ -435,23 +443,30 @@ def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], 
                             complete=complete, error=engine_error, damaged=damaged, lang=lang)
 
 
-def extract(video: str, settings: Settings | str | Sequence[str] | None = None, *, lang: str = "all",
-            start: float = 0.0, end: float | None = None, engine: OcrEngine | None = None,
+def extract(video: str | os.PathLike[str], settings: Settings | str | Sequence[str] | None = None, *,
+            lang: str = "all", start: float = 0.0, end: float | None = None, region: str | None = None,
+            fps: float | None = None, config: str | Sequence[str] | None = None, engine: OcrEngine | None = None,
             progress: ProgressCallback | None = None, on_cue: CueCallback | None = None,
-            on_stage: StageCallback | None = None, save_crops: str | None = None) -> ExtractionResult:
-    """Extract the burned-in subtitles of ``video`` as cues.
+            on_stage: StageCallback | None = None, save_crops: str | os.PathLike[str] | None = None
+            ) -> ExtractionResult:
+    """Extract the burned-in subtitles of ``video`` (a path or a URL) as cues.
 
-    ``settings``: loaded settings, or a preset name or YAML path (or several, layered), e.g.
-    ``extract("talk.mp4", "fast")``. ``on_cue`` gets each cue, in the order of the returned list,
-    as soon as it is final (with ``--fps``, boundaries are final only after the closing
-    refinement, so at the end). ``save_crops``: a folder for each segment's OCR picture.
+    The keywords are the command line's options: ``lang`` (``zh``, ``en-US``, ``English``…),
+    ``region`` (``auto``, ``bottom``, ``top``, ``X,Y,W,H`` in pixels, fractions or percentages),
+    ``fps``, ``config`` (a preset name or YAML path, or several, layered), e.g.
+    ``extract("talk.mp4", config="fast", region="bottom")``. ``settings``: loaded settings, or
+    what ``config`` takes (``extract("talk.mp4", "fast")``); ``region`` and ``fps`` override
+    either. ``on_cue`` gets each cue, in the order of the returned list, as soon as it is final
+    (with ``fps``, boundaries are final only after the closing refinement, so at the end).
+    ``save_crops``: a folder for each segment's OCR picture.
 
     The split level of ``subextract.scale`` runs the same steps apart: ``scan_video`` and
     ``segment_video`` on CPU workers, the reads elsewhere, ``cues_from_segments`` per video."""
     began = time.perf_counter()
+    video = os.fspath(video)
     lang = reading_language(lang, "lang")
-    settings = settings if isinstance(settings, Settings) else load_settings(settings)
-    crops = CropSaver(save_crops) if save_crops else None
+    settings = _api_settings(settings, config, region, fps)
+    crops = CropSaver(os.fspath(save_crops)) if save_crops else None
     settings = replace(settings, ocr=replace(settings.ocr, lang=lang))  # the OCR engine routes scripts by it
     stage = on_stage or (lambda _name: None)
     ready = _engine_future(engine, settings)
@@ -506,6 +521,22 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
         stream.finish(result.cues)
     stats.wall_seconds = time.perf_counter() - began
     return result
+
+
+def _api_settings(settings: Settings | str | Sequence[str] | None, config: str | Sequence[str] | None,
+                  region: str | None, fps: float | None) -> Settings:
+    """``extract``'s settings: loaded ones or a config, then ``region`` and ``fps`` over them."""
+    if isinstance(settings, Settings):
+        if config is not None:
+            raise SubextractError("extract: give settings or config, not both")
+        if fps is not None and not 0 < fps < float("inf"):
+            raise SubextractError(f"fps {fps}: must be a positive number")
+        return replace(settings, region=replace(settings.region, mode=region or settings.region.mode),
+                       sample=replace(settings.sample, fps=fps if fps is not None else settings.sample.fps))
+    if settings is not None and config is not None:
+        raise SubextractError("extract: give a config as settings or as config, not both")
+    return load_settings(config if config is not None else settings,
+                         {"region": {"mode": region}, "sample": {"fps": fps}})
 
 
 def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
