@@ -87,7 +87,8 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
                             "(manifest.shard-I-of-N.jsonl): one process per shard, e.g. a Kubernetes Indexed Job "
                             "or a Slurm array, all writing to the same --out")
     scale.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                       help="run on a Ray cluster (pip install 'subextract[ray]'): ADDRESS as ray.init takes it "
+                       help="run on a Ray cluster (needs Ray Data: pip install 'ray[data]', or from a clone pip install "
+                            "'.[ray]'): ADDRESS as ray.init takes it "
                             "(auto, ray://HOST:10001); alone, a local cluster on this machine")
     scale.add_argument("--ray-split", action="store_true",
                        help="split each video: segments on CPU workers, crops read by --ray-readers engine actors "
@@ -160,7 +161,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             from subextract.scale.ray_runner import ray_runner
         except ImportError as exc:
-            raise SubextractError(f"--ray needs Ray Data: pip install 'subextract[ray]' ({exc})") from None
+            raise SubextractError(f"--ray needs Ray Data: pip install 'ray[data]' (from a clone of subextract: "
+                                  f"pip install '.[ray]') ({exc})") from None
         runner = ray_runner(ray_options(args))
     # A feed file gathers the cues of every run (a re-run adds the videos it redoes).
     feed = FeedSink(args.feed, mode="a") if args.feed else None
