@@ -94,3 +94,13 @@ def test_verbose_describes_the_appearance_in_words(tmp_path):
     assert result.returncode == 0, result.stderr
     line = next(line for line in result.stderr.splitlines() if "subtitle appearance" in line)
     assert "Appearance(" not in line and "told apart by brightness" in line and "learned from" in line
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_shell_completion_as_readme_says(shell):
+    """README: ``shtab --shell=bash subextract.cli.completion_parser``."""
+    result = subprocess.run([sys.executable, "-m", "shtab", f"--shell={shell}", "subextract.cli.completion_parser"],
+                            capture_output=True, text=True, timeout=120, cwd=REPO, check=False)
+    assert result.returncode == 0, result.stderr
+    for word in ("batch", "score", "translate", "serve", "--lang", "--fail-on-empty", "--out", "--to", "--version"):
+        assert word in result.stdout

@@ -51,6 +51,17 @@ def command_parser(name: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def completion_parser() -> argparse.ArgumentParser:
+    """Every command in one parser, the sub-commands as sub-parsers, for shell completion
+    generators: ``shtab --shell=bash subextract.cli.completion_parser`` (README, "Shell completion")."""
+    parser = command_parser(None)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        child = command_parser(name)
+        commands.add_parser(name, parents=[child], add_help=False, help=child.description)
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from subextract.cli.options import configure_logging, reset_input_options
     from subextract.stages.write import silence_stdout
