@@ -111,7 +111,7 @@ def test_the_installed_package_is_the_wheels_with_its_data(installed, tmp_path):
             "web = resources.files('subextract.serve.web')\n"
             "print(json.dumps({'file': subextract.__file__, 'presets': preset_names(),\n"
             "                  'fast': load_settings('fast').ocr.engine,\n"
-            "                  'page': [name for name in ('index.html', 'app.js', 'style.css') if (web / name).is_file()],\n"
+            "                  'page': [n for n in ('index.html', 'app.js', 'style.css') if (web / n).is_file()],\n"
             "                  'distribution': distribution('subextract-ocr').metadata['Name']}))\n")
     result = subprocess.run([str(installed / "bin" / "python"), "-c", code], capture_output=True, text=True,
                             timeout=120, cwd=tmp_path, check=False)

@@ -92,7 +92,8 @@ def test_to_string_beside_save(tmp_path):
     info = VideoInfo(path="v.mp4", duration=5.0, fps=25.0, width=1280, height=720, rotation=0, codec="h264")
     result = ExtractionResult(info=info, bands=[], cues=cues(SIMPLIFIED), stats=Stats())
     assert result.to_string("txt") == "今天天气很好\n\n我们明天再见\n不见不散\n"
-    assert [item.text for item in pysrt.from_string(result.to_string())] == ["今天天气很好", "我们明天再见\n不见不散"]
+    srt = pysrt.from_string(result.to_string())
+    assert [item.text for item in srt] == ["今天天气很好", "我们明天再见\n不见不散"]
     result.save(tmp_path / "a.txt")
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == result.to_string("txt")
 

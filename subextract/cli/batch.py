@@ -44,8 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="format of each video's output (default: srt)")
     parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of each video's range")
     parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of each video's range")
-    parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H in pixels, fractions (0,0.8,1,0.2) or "
-                             "percent (0%%,80%%,100%%,20%%): one box for videos of every size (default: from the preset)")
+    parser.add_argument("--region", metavar="WHERE",
+                        help="auto, bottom, top or X,Y,W,H in pixels, fractions (0,0.8,1,0.2) or percent "
+                             "(0%%,80%%,100%%,20%%): one box for videos of every size (default: from the preset)")
     parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
     add_config_option(parser)
     parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
@@ -87,9 +88,9 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
                             "(manifest.shard-I-of-N.jsonl): one process per shard, e.g. a Kubernetes Indexed Job "
                             "or a Slurm array, all writing to the same --out")
     scale.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                       help="run on a Ray cluster (needs Ray Data: pip install 'ray[data]', or from a clone pip install "
-                            "'.[ray]'): ADDRESS as ray.init takes it "
-                            "(auto, ray://HOST:10001); alone, a local cluster on this machine")
+                       help="run on a Ray cluster (needs Ray Data: pip install 'ray[data]', or from a clone "
+                            "pip install '.[ray]'): ADDRESS as ray.init takes it (auto, ray://HOST:10001); alone, "
+                            "a local cluster on this machine")
     scale.add_argument("--ray-split", action="store_true",
                        help="split each video: segments on CPU workers, crops read by --ray-readers engine actors "
                             "shared by all videos, cues written per video")

@@ -12,10 +12,10 @@ from subextract.subtitle_input import read_subtitles
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="subextract score",
-                                     description="Score a hypothesis subtitle file against a reference one (SRT, WebVTT or "
-                                                 "ASS, in UTF-8, UTF-16, GBK, Big5…; SRT and WebVTT read "
-                                                 "strictly: a malformed block is an error).")
+    parser = argparse.ArgumentParser(
+        prog="subextract score",
+        description="Score a hypothesis subtitle file against a reference one (SRT, WebVTT or ASS, in UTF-8, UTF-16, "
+                    "GBK, Big5…; SRT and WebVTT read strictly: a malformed block is an error).")
     parser.add_argument("reference", metavar="REF", help="reference .srt, .vtt or .ass")
     parser.add_argument("hypothesis", metavar="HYP", help="hypothesis .srt, .vtt or .ass")
     parser.add_argument("--json", action="store_true", help="print the scores as JSON")

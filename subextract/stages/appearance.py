@@ -53,8 +53,9 @@ class Appearance:
         """In words, for ``-v``."""
         outline = "with a dark outline" if self.outlined else "without an outline"
         colour = "coloured " if self.coloured else ""
-        return (f"{colour}strokes {outline}, told apart {_PLANE_WORDS.get(self.plane, self.plane)} (level {self.level}, "
-                f"{self.lift} above their surroundings), learned from {self.lines} line{'' if self.lines == 1 else 's'}")
+        lines = f"{self.lines} line{'' if self.lines == 1 else 's'}"
+        return (f"{colour}strokes {outline}, told apart {_PLANE_WORDS.get(self.plane, self.plane)} "
+                f"(level {self.level}, {self.lift} above their surroundings), learned from {lines}")
 
 
 _PLANE_WORDS = {"y": "by brightness", "u": "by their blue tint", "-u": "by their yellow tint",
