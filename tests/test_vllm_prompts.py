@@ -43,7 +43,6 @@ CROP_SHAPES = [(72, 640), (16, 40)]
 def preset_settings(preset: str, model) -> object:
     settings = load_settings(preset, {"ocr": {"engine": "vllm", "model": str(model), "max_tokens": 4}}).ocr
     options = {**settings.engine_options, **TINY_ENGINE_OPTIONS, "trust_remote_code": False}
-    options.pop("max_num_batched_tokens", None)  # the tiny engine's 512-token context bounds a step
     return dataclasses.replace(settings, engine_options=options)
 
 
