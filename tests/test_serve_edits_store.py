@@ -54,7 +54,7 @@ def test_a_save_of_several_cues_is_all_or_nothing_with_each_refusal_named(store)
     before = _snapshot(store)
     with pytest.raises(EditsRefused) as refused:
         store.edit_cues("j", ORIGINAL, [CueEdit(0, text="fixed"), CueEdit(1, start=9.0), CueEdit(7, text="x")])
-    assert [(r.seq, r.status) for r in refused.value.refusals] == [(7, 404)]
+    assert [(r.seq, r.status) for r in refused.value.refusals] == [(1, 400), (7, 404)]  # each one named
     with pytest.raises(EditsRefused) as refused:
         store.edit_cues("j", ORIGINAL, [CueEdit(0, text="fixed"), CueEdit(1, start=9.0)])
     assert [(r.seq, r.status) for r in refused.value.refusals] == [(1, 400)]
