@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pysrt
 from rapidfuzz.distance import Levenshtein
-from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 MIN_TIOU = 0.5
 MAX_HIT_CER = 0.1
@@ -283,27 +284,57 @@ def score(
 
 
 def _match(reference: list[TimedText], hypothesis: list[TimedText]) -> list[tuple[int, int]]:
-    """(reference index, hypothesis index) pairs, sorted by reference index."""
+    """(reference index, hypothesis index) pairs, sorted by reference index.
+
+    The assignment maximizes total tIoU over the eligible pairs only (tIoU >= 0.5): a dense
+    matrix of every pair grows with the square of the cue count (two 20,000-cue files: 16 GB),
+    while a cue overlaps only its few neighbours in time. Maximum-weight matching on that sparse
+    graph is a full minimum-weight matching (scipy's LAPJVsp) once each cue may also stay
+    unmatched: reference ``r`` pairs with its own stand-in column at cost 2, hypothesis ``h``
+    with its own stand-in row at cost 2, a pair costs ``2 - tIoU``, and a stand-in row takes a
+    stand-in column where the real pair (r, h) was taken. Every full matching has n + m edges,
+    so its cost is 2(n + m) minus the tIoU it pairs: the least cost is the most total tIoU.
+    """
     if not reference or not hypothesis:
         return []
-    tiou = _tiou_matrix(reference, hypothesis)
-    # Zero the ineligible pairs before assigning: otherwise the assignment could give up
-    # a pair above the threshold for several below it that add up to more total IoU.
-    eligible = np.where(tiou >= MIN_TIOU, tiou, 0.0)
-    rows, cols = linear_sum_assignment(eligible, maximize=True)
-    return [(int(r), int(c)) for r, c in zip(rows, cols) if eligible[r, c] > 0]
+    refs, hyps, tiou = _eligible_pairs(reference, hypothesis)
+    if not len(refs):
+        return []
+    n, m, pairs = len(reference), len(hypothesis), len(refs)
+    rows = np.concatenate([refs, np.arange(n), n + np.arange(m), n + hyps])
+    cols = np.concatenate([hyps, m + np.arange(n), np.arange(m), m + refs])
+    costs = np.concatenate([2.0 - tiou, np.full(n + m + pairs, 2.0)])
+    graph = csr_matrix((costs, (rows, cols)), shape=(n + m, m + n))
+    matched_rows, matched_cols = min_weight_full_bipartite_matching(graph)
+    real = (matched_rows < n) & (matched_cols < m)
+    return sorted((int(r), int(c)) for r, c in zip(matched_rows[real], matched_cols[real]))
 
 
-def _tiou_matrix(reference: list[TimedText], hypothesis: list[TimedText]) -> np.ndarray:
+def _eligible_pairs(reference: list[TimedText], hypothesis: list[TimedText]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(reference indexes, hypothesis indexes, tIoU) of the pairs with tIoU >= 0.5. Such a pair
+    overlaps in time and its hypothesis is at most twice as long as the reference (the overlap
+    is at most the shorter one, the union at least the longer one), so it starts after
+    ``ref.start - 2 * ref length`` and before ``ref.end``: only the hypotheses starting in that
+    window are candidates, found by binary search in their sorted starts."""
     ref = np.array([(cue.start, cue.end) for cue in reference], dtype=float)
     hyp = np.array([(cue.start, cue.end) for cue in hypothesis], dtype=float)
-    ref_start, ref_end = ref[:, :1], ref[:, 1:]
-    hyp_start, hyp_end = hyp[:, 0], hyp[:, 1]
-    overlap = np.minimum(ref_end, hyp_end) - np.maximum(ref_start, hyp_start)
-    intersection = np.clip(overlap, 0, None)
+    order = np.argsort(hyp[:, 0], kind="stable")
+    starts = hyp[order, 0]
+    length = ref[:, 1] - ref[:, 0]
+    low = np.searchsorted(starts, ref[:, 0] - 2 * length, side="left")
+    high = np.searchsorted(starts, ref[:, 1], side="right")
+    counts = np.maximum(high - low, 0)
+    refs = np.repeat(np.arange(len(ref)), counts)
+    firsts = np.repeat(low - (np.cumsum(counts) - counts), counts)
+    hyps = order[firsts + np.arange(counts.sum())]
+    ref_start, ref_end, hyp_start, hyp_end = ref[refs, 0], ref[refs, 1], hyp[hyps, 0], hyp[hyps, 1]
+    intersection = np.clip(np.minimum(ref_end, hyp_end) - np.maximum(ref_start, hyp_start), 0, None)
     union = (ref_end - ref_start) + (hyp_end - hyp_start) - intersection
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(union > 0, intersection / union, 0.0)
+        tiou = np.where(union > 0, intersection / union, 0.0)
+    eligible = tiou >= MIN_TIOU
+    return refs[eligible], hyps[eligible], tiou[eligible]
 
 
 def _unmatched_plus_edits(
