@@ -1,0 +1,72 @@
+"""The second hostile review's inputs to the command line and the library (issue 24): a regex
+that backtracks forever, times that are not times, files that never end, names and text that
+would forge lines. Each ends in one line and exit 2, or in a correct result."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from subextract.errors import SubextractError
+from subextract.times import MAX_SECONDS, cue_times
+
+REPO = Path(__file__).resolve().parent.parent
+EN_SAMPLE = REPO / "sample_videos" / "en_two_line.mp4"
+
+
+def cli(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "subextract", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)
+
+
+def one_error_line(run: subprocess.CompletedProcess, *words: str) -> None:
+    assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
+    assert "Traceback" not in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr[-2000:]
+    for word in words:
+        assert word in run.stderr, run.stderr
+
+
+def test_a_catastrophic_watchlist_does_not_hang_the_cli(tmp_path):
+    watchlist = tmp_path / "watch.txt"
+    watchlist.write_text("re:(.|.|.)*QQQ\n")
+    run = cli(EN_SAMPLE, "--end", "4", "--format", "jsonl", "-o", "-", "--watchlist", watchlist, "-q", timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count('"flags": []') == len(run.stdout.splitlines()) > 0
+
+
+@pytest.mark.parametrize("value", ["1e308:0", "inf", "nan", "1e999", "999999999"])
+def test_a_time_that_is_no_time_is_exit_2(value):
+    run = cli(EN_SAMPLE, "--start", value, "-o", "-")  # argparse's usage line, then the error
+    assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert "--start" in run.stderr.splitlines()[-1] and "not a time" in run.stderr.splitlines()[-1]
+
+
+def test_the_shared_cue_time_check():
+    assert cue_times(1, 2.5) == (1.0, 2.5)
+    for start, end in ((0, math.inf), (math.nan, 1), (1e308, 1e309), (2, 1), (0, MAX_SECONDS + 1), (-1, 1),
+                       (True, 2), ("1", 2), (None, 1)):
+        with pytest.raises(SubextractError):
+            cue_times(start, end)
+
+
+def test_a_config_with_infinity_is_exit_2(tmp_path):
+    config = tmp_path / "odd.yaml"
+    config.write_text("align:\n  merge_gap: .inf\n")
+    one_error_line(cli(EN_SAMPLE, "--config", config, "-o", "-"), "align.merge_gap", "finite")
+
+
+@pytest.mark.parametrize("command", [
+    ["--watchlist", "/dev/zero"], ["--config", "/dev/zero"],
+], ids=["watchlist", "config"])
+def test_files_that_never_end_are_refused(command):
+    one_error_line(cli(EN_SAMPLE, *command, "-o", "-", timeout=60), "/dev/zero")
+
+
+def test_score_of_a_file_that_never_ends_is_refused(tmp_path):
+    reference = tmp_path / "ref.srt"
+    reference.write_text("1\n00:00:01,000 --> 00:00:02,000\nhello\n")
+    one_error_line(cli("score", "/dev/zero", reference, timeout=60), "/dev/zero", "larger than")
