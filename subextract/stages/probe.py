@@ -18,7 +18,7 @@ from pathlib import Path
 from subextract.errors import SubextractError
 from subextract.schema import VideoInfo
 from subextract.stages.netguard import GuardProxy, describe_refusals
-from subextract.stages.source import check_url, ffmpeg_environment, input_args, is_url, needs_proxy
+from subextract.stages.source import MAX_STREAMS, check_url, ffmpeg_environment, input_args, is_url, needs_proxy
 
 
 @lru_cache(maxsize=1)
@@ -123,6 +123,11 @@ def _check_stream_opened(url: str, text: str) -> None:
 
 
 def parse_probe_output(path: str, text: str) -> VideoInfo:
+    # FFmpeg's words when the file has more streams than -max_streams: Matroska says so, MP4
+    # fails to allocate the stream past the limit.
+    if "exceeds max_streams" in text or ("Error opening input" in text and "Cannot allocate memory" in text):
+        raise SubextractError(f"{path}: has more than {MAX_STREAMS} streams, more than a video file holds; "
+                              "not opened")
     if "Error opening input" in text or "Invalid data found" in text:
         raise SubextractError(f"{path}: not a video file FFmpeg can read")
     lines = text.splitlines()
