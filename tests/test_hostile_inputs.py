@@ -70,3 +70,23 @@ def test_score_of_a_file_that_never_ends_is_refused(tmp_path):
     reference = tmp_path / "ref.srt"
     reference.write_text("1\n00:00:01,000 --> 00:00:02,000\nhello\n")
     one_error_line(cli("score", "/dev/zero", reference, timeout=60), "/dev/zero", "larger than")
+
+
+def test_a_file_of_a_thousand_streams_is_refused_in_bounded_memory(tmp_path):
+    """1.2 MB, one tiny H.264 stream copied into 1000 tracks: FFmpeg took 837 MB and 5 s just to
+    probe it (each stream gets a decoder); -max_streams stops it at the demuxer."""
+    from conftest import run_ffmpeg
+
+    one, bomb = tmp_path / "one.mp4", tmp_path / "streams.mp4"
+    run_ffmpeg("-f", "lavfi", "-i", "color=c=gray:size=64x64:rate=5:duration=1", "-c:v", "libx264", "-preset",
+               "ultrafast", str(one))
+    run_ffmpeg("-i", str(one), *["-map", "0:v"] * 1000, "-c", "copy", str(bomb))
+    child = ("import resource, sys\nfrom subextract.errors import SubextractError\n"
+             "from subextract.stages.probe import probe\ntry:\n    probe(sys.argv[1])\n"
+             "except SubextractError as exc:\n    print(exc)\n"
+             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    run = subprocess.run([sys.executable, "-c", child, str(bomb)], capture_output=True, text=True, timeout=120)
+    message, peak_kib = run.stdout.splitlines()
+    assert "more than 64 streams" in message, run.stdout + run.stderr
+    assert int(peak_kib) < 150 * 1024, peak_kib  # FFmpeg's peak RSS, KiB
+    one_error_line(cli(bomb, "-o", "-", timeout=60), "more than 64 streams")

@@ -36,9 +36,14 @@ class CropSaver:
         earlier = next((name for _, k, name in self._saved if k == key), None)
         name = earlier or f"{clock(segment.start, '-')}_{clock(segment.end, '-')}_band{segment.band}.png"
         if earlier is None:
-            picture = np.ascontiguousarray(segment.image)
-            if not cv2.imwrite(str(self.folder / name), picture):
-                raise SubextractError(f"--save-crops {self.folder}: cannot write {name}")
+            # Encoded here and written by Python: cv2.imwrite says only "False", never why (a full disk).
+            encoded, png = cv2.imencode(".png", np.ascontiguousarray(segment.image))
+            try:
+                if not encoded:
+                    raise OSError(0, "the picture could not be encoded")
+                (self.folder / name).write_bytes(png.tobytes())
+            except OSError as exc:
+                raise SubextractError(f"--save-crops {self.folder}: cannot write {name} ({exc.strerror})") from None
         self._saved.append((segment, key, name))
 
     def finish(self, readings: dict[int, Reading], prepared: Callable[[Reading], Reading]) -> None:
