@@ -262,3 +262,46 @@ def test_a_full_data_disk_fails_the_job_keeps_the_worker_and_refuses_uploads_wit
             [job["id"] for job in client.get("/v1/jobs").json()["jobs"] if (server.data / "jobs" / job["id"]).exists()]
     finally:
         server.stop()
+
+
+def _serve(*args: str, env_key: str | None = None) -> "subprocess.CompletedProcess":
+    import os
+    import subprocess
+    import sys
+
+    from serve_fixtures import REPO
+
+    env = {k: v for k, v in os.environ.items() if k != "SUBEXTRACT_API_KEY"}
+    if env_key is not None:
+        env["SUBEXTRACT_API_KEY"] = env_key
+    return subprocess.run([sys.executable, "-m", "subextract", "serve", *args], capture_output=True, text=True,
+                          timeout=60, cwd=REPO, env=env)
+
+
+def test_serve_refuses_what_it_cannot_use_in_one_line(tmp_path):
+    garbage, folder = tmp_path / "garbage", tmp_path / "folder"
+    garbage.mkdir()
+    (garbage / "jobs.sqlite3").write_bytes(b"not a database, " * 400)
+    (folder / "jobs.sqlite3").mkdir(parents=True)
+    for args, words in ((["--data", str(garbage), "--port", "0"], "cannot be used as the job database"),
+                        (["--data", str(folder), "--port", "0"], "is a folder"),
+                        (["--port", "70000"], "not a port"),
+                        (["--host", "999.1.1.1", "--allow-no-key", "--data", str(tmp_path / "d")], "no such address")):
+        run = _serve(*args)
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-2000:]
+        assert words in run.stderr.strip().splitlines()[-1], run.stderr
+
+
+def test_orphaned_upload_folders_are_swept_and_a_spaced_key_is_warned_about(tmp_path):
+    orphan = tmp_path / "data" / "jobs" / "0123456789abcdef"
+    orphan.mkdir(parents=True)
+    (orphan / "input").write_bytes(b"half an upload")
+    server = Server(tmp_path / "data", api_key=API_KEY + " \n")
+    try:
+        server.start()
+        assert not orphan.exists()
+        assert server.logged("SUBEXTRACT_API_KEY has spaces or line breaks around it")
+        given = httpx.get(f"{server.url}/v1/jobs", headers={"Authorization": f"Bearer {API_KEY}"})
+        assert given.status_code == 200  # the key as a client can send it
+    finally:
+        server.stop()
