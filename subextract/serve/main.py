@@ -10,7 +10,7 @@ import socket
 import sys
 from pathlib import Path
 
-from subextract.errors import SubextractError
+from subextract.errors import SubextractError, one_line
 
 
 def port_arg(value: str) -> int:
@@ -86,15 +86,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_option(parser)
     add_engine_options(parser)
     return parser
-
-
-def one_line(text: str) -> str:
-    """``text`` with line breaks and other control characters escaped (``\\n``, ``\\x1b``): a
-    URL with ``%0a`` or a file name with a newline would otherwise write a forged log line."""
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() or char == " " else char.encode("unicode_escape").decode("ascii")
-                   for char in text)
 
 
 class OneLine(logging.Formatter):
