@@ -90,3 +90,83 @@ def test_a_file_of_a_thousand_streams_is_refused_in_bounded_memory(tmp_path):
     assert "more than 64 streams" in message, run.stdout + run.stderr
     assert int(peak_kib) < 150 * 1024, peak_kib  # FFmpeg's peak RSS, KiB
     one_error_line(cli(bomb, "-o", "-", timeout=60), "more than 64 streams")
+
+
+# -- the review's low items --------------------------------------------------------------------
+
+def test_a_cue_that_looks_like_a_timing_line_stays_one_cue_and_controls_are_dropped():
+    import html
+
+    import pysrt
+    import webvtt
+
+    from subextract.schema import Cue
+    from subextract.stages.write import render_ass, render_srt, render_vtt
+
+    cues = [Cue(1.0, 2.0, ("00:00:05,000 --> 00:00:06,000", "", "bell\x07 nul\x00 esc\x1b[31m red"),
+                ("en", "en", "en"), 0.9),
+            Cue(3.0, 4.0, ("\u202eevil\u202c and \u200fRLM kept",), ("en",), 0.9)]
+    srt = render_srt(cues)
+    read = pysrt.from_string(srt)
+    assert len(read) == 2 and read[0].text == "00:00:05,000 -> 00:00:06,000\nbell nul esc[31m red"
+    assert read[1].text == "evil and \u200fRLM kept"
+    vtt = render_vtt(cues)
+    assert [html.unescape(caption.text) for caption in webvtt.from_string(vtt)] == \
+        [read[0].text.replace("->", "-->"), read[1].text]
+    for text in (srt, vtt, render_ass(cues)):
+        assert not any(char in text for char in "\x00\x07\x1b\u202e\u202c")
+
+
+def test_the_output_format_follows_the_name_or_a_mismatch_is_refused(tmp_path):
+    out = tmp_path / "out.vtt"
+    assert cli(EN_SAMPLE, "--end", "4", "-o", out, "-q").returncode == 0
+    assert out.read_text(encoding="utf-8").startswith("WEBVTT")
+    one_error_line(cli(EN_SAMPLE, "--end", "4", "-o", tmp_path / "x.vtt", "--format", "srt"), "name says vtt")
+
+
+def test_a_json_that_is_not_ours_is_never_replaced(tmp_path):
+    package = tmp_path / "package.json"
+    package.write_text('{"name": "my-app", "version": "1.0.0"}\n')
+    one_error_line(cli(EN_SAMPLE, "--end", "2", "-o", package, "--force"), "not a subtitle file")
+    assert package.read_text() == '{"name": "my-app", "version": "1.0.0"}\n'
+
+
+def test_save_crops_keeps_a_listing_unless_forced(tmp_path):
+    crops = tmp_path / "crops"
+    crops.mkdir()
+    (crops / "crops.json").write_text('{"crops": [], "proofread": true}\n')
+    one_error_line(cli(EN_SAMPLE, "--end", "2", "-o", "-", "--save-crops", crops), "crops.json", "--force")
+    assert "proofread" in (crops / "crops.json").read_text()
+
+
+def test_a_long_name_or_a_protocol_like_name_is_read_like_any_other(tmp_path):
+    import shutil
+
+    long_name = tmp_path / ("x" * 243 + ".mp4")  # 247 characters: the temporary file's name passed 255 bytes
+    shutil.copy(EN_SAMPLE, long_name)
+    run = cli(long_name, "--end", "4", "-q")
+    assert run.returncode == 0, run.stderr
+    assert long_name.with_suffix(".srt").read_text(encoding="utf-8").count(" --> ") >= 1
+    shutil.copy(EN_SAMPLE, tmp_path / "concat:x.mp4")
+    named = subprocess.run([sys.executable, "-m", "subextract", "concat:x.mp4", "--end", "4", "-o", "-", "-q"],
+                           capture_output=True, text=True, timeout=180, cwd=tmp_path,
+                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
+    assert named.returncode == 0 and " --> " in named.stdout, named.stderr
+    one_error_line(cli(EN_SAMPLE, "-o", tmp_path / ("y" * 260 + ".srt")), "longer than 255")
+    one_error_line(cli(tmp_path / ("y" * 260 + ".mp4"), "-o", "-"), "File name too long")
+
+
+def test_the_probe_reads_every_digit_of_a_size_and_refuses_a_giant_picture():
+    from subextract.stages.probe import parse_probe_output
+
+    info = parse_probe_output("x.mkv", "  Stream #0:0: Video: h264 (High), yuv420p, 640x100000, 25 fps, 25 tbr\n")
+    assert (info.width, info.height) == (640, 100000)
+    from conftest import run_ffmpeg  # noqa: E402 - a real 16000x16000 MJPEG still
+
+    still = Path(REPO / "sample_videos").parent / ".pytest-still.mkv"
+    try:
+        run_ffmpeg("-f", "lavfi", "-i", "color=c=gray:size=16000x16000:duration=0.04:rate=25", "-frames:v", "1",
+                   "-c:v", "mjpeg", "-q:v", "31", str(still))
+        one_error_line(cli(still, "-o", "-"), "16000x16000", "larger than")
+    finally:
+        still.unlink(missing_ok=True)

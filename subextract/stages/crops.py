@@ -16,6 +16,14 @@ from subextract.schema import Reading, Segment
 from subextract.stages.write import clock, write_text
 
 
+def check_crops_folder(folder: str, force: bool) -> None:
+    """``--save-crops DIR`` before any work: a ``crops.json`` already there (someone's proofreading
+    of an earlier run) is replaced only with ``--force``, as an output file is."""
+    listing = Path(folder) / "crops.json"
+    if listing.exists() and not force:
+        raise SubextractError(f"--save-crops {folder}: holds a crops.json already (use --force to replace it)")
+
+
 class CropSaver:
     """Saves pictures as segments are accepted (a read picture is dropped to keep memory flat) and
     writes the listing at the end."""

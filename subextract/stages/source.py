@@ -109,6 +109,13 @@ def _confined(path: str, proxy: str | None) -> dict[str, str]:
     return {"protocol_whitelist": _LOCAL_WHITELIST, "format_whitelist": ",".join(CONTAINER_FORMATS)}
 
 
+def ffmpeg_input(path: str) -> str:
+    """What FFmpeg is given as ``-i`` for ``path``: a local file whose name starts like a protocol
+    (``concat:x.mp4``, ``movie:1.mp4``) as ``file:NAME``, so FFmpeg opens the file rather than the
+    protocol (it had said "no video stream" of a real video)."""
+    return f"file:{path}" if not is_url(path) and _SCHEME.match(path) else path
+
+
 def input_args(path: str, proxy: str | None = None) -> list[str]:
     """``input_options`` as command-line arguments."""
     return [arg for name, value in input_options(path, proxy).items() for arg in (f"-{name}", value)]
