@@ -4,6 +4,7 @@ would forge lines. Each ends in one line and exit 2, or in a correct result."""
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -170,3 +171,14 @@ def test_the_probe_reads_every_digit_of_a_size_and_refuses_a_giant_picture():
         one_error_line(cli(still, "-o", "-"), "16000x16000", "larger than")
     finally:
         still.unlink(missing_ok=True)
+
+
+def test_a_very_low_frame_rate_is_not_called_truncated(tmp_path):
+    """Three frames at 0.001 fps: the last starts at 2000 s and shows until the end at 3000 s."""
+    from conftest import run_ffmpeg
+
+    slow = tmp_path / "slow.mp4"
+    run_ffmpeg("-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=0.001:duration=3000", "-c:v", "libx264",
+               "-preset", "ultrafast", str(slow))
+    run = cli(slow, "-o", "-", "--format", "json", "-q")
+    assert run.returncode == 0 and json.loads(run.stdout)["complete"] is True, run.stderr
