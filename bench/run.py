@@ -10,7 +10,7 @@ shared with other work the CPU ratio is the steadier of the two speed ratios.
     python bench/run.py --set samples        # just the bundled samples (fast)
     python bench/run.py --set scripts --repeat 6   # each video six times in a row: long videos
 
-Writes bench/out/results.json and bench/out/results.md (the README's table).
+Writes bench/out/results.json and bench/out/results.md (the tables of docs/results.md).
 """
 
 from __future__ import annotations

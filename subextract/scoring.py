@@ -62,15 +62,24 @@ def load_cues(path: str | os.PathLike[str]) -> list[TimedText]:
     """
     path = Path(path)
     try:
-        if path.suffix.lower() == ".vtt":
-            return _parse_vtt(_read(path))
-        return _load_srt(path)
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as err:
         raise CueFileError(f"{path}: {err.strerror or err}") from err
     except UnicodeDecodeError as err:
         raise CueFileError(f"{path}: not valid {err.encoding} text") from err
-    except _TooLarge as err:
-        raise CueFileError(f"{path}: larger than {MAX_SUBTITLE_BYTES // (1024 * 1024)} MiB, not a subtitle file") from err
+    return parse_cues(text, path)
+
+
+def parse_cues(text: str, path: str | os.PathLike[str]) -> list[TimedText]:
+    """The cues of an SRT or (by ``path``'s `.vtt` suffix) WebVTT file's text, strictly.
+
+    Raises CueFileError with a one-line message naming ``path``.
+    """
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".vtt":
+            return _parse_vtt(text)
+        return _parse_srt(text)
     except pysrt.Error as err:
         # With ERROR_RAISE pysrt puts the 0-based index of the blank line closing the bad
         # block first: that is the 1-based number of the block's last line.
@@ -79,23 +88,7 @@ def load_cues(path: str | os.PathLike[str]) -> list[TimedText]:
         raise CueFileError(f"{path}: {err}") from err
 
 
-MAX_SUBTITLE_BYTES = 64 * 1024 * 1024  # a 3-hour film's SRT is ~150 KB; `score /dev/zero ref.srt` ran out of memory
-
-
-class _TooLarge(ValueError):
-    pass
-
-
-def _read(path: Path) -> str:
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_SUBTITLE_BYTES + 1)
-    if len(data) > MAX_SUBTITLE_BYTES:
-        raise _TooLarge()
-    return data.decode("utf-8-sig")
-
-
-def _load_srt(path: Path) -> list[TimedText]:
-    text = _read(path)
+def _parse_srt(text: str) -> list[TimedText]:
     _check_srt_timings(text)
     # ERROR_RAISE: pysrt's default silently skips malformed blocks, which would score a
     # broken file as if cues were merely missed.
