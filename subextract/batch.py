@@ -314,7 +314,8 @@ _OUTPUT_MAPS = ("digests", "replacing", "edited", "beside")  # output relative t
 def _valid_record(record: Any) -> bool:
     if not isinstance(record, dict) or not isinstance(record.get("video"), str):
         return False
-    if any(record.get(name) is not None and not isinstance(record[name], kind) for name, kind in _RECORD_FIELDS.items()):
+    if any(record.get(name) is not None and not isinstance(record[name], kind)
+           for name, kind in _RECORD_FIELDS.items()):
         return False
     return all(inside_folder(relative) and isinstance(value, str) and (name != "beside" or inside_folder(value))
                for name in _OUTPUT_MAPS for relative, value in (record.get(name) or {}).items())

@@ -138,12 +138,14 @@ def _edge_boundaries(source: str, where: str) -> tuple[str, str, str]:
     if source.startswith("\\b"):
         source, leading = source[2:], _LEADING_BOUNDARY
         if source[:1] and source[0] not in _SYNTAX and not (source[0].isalnum() or source[0] == "_"):
-            raise SubextractError(f"{where}: \\b before {source[0]!r}, which is not a letter or digit, is not supported")
+            raise SubextractError(f"{where}: \\b before {source[0]!r}, which is not a letter or digit, "
+                                  "is not supported")
     backslashes = len(source[:-1]) - len(source[:-1].rstrip("\\"))  # right before the last character
     if source.endswith("b") and backslashes % 2 == 1:
         source, trailing = source[:-2], _TRAILING_BOUNDARY
         if source[-1:] and source[-1] not in _SYNTAX and not (source[-1].isalnum() or source[-1] == "_"):
-            raise SubextractError(f"{where}: \\b after {source[-1]!r}, which is not a letter or digit, is not supported")
+            raise SubextractError(f"{where}: \\b after {source[-1]!r}, which is not a letter or digit, "
+                                  "is not supported")
     return leading, source, trailing
 
 

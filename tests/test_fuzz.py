@@ -231,14 +231,16 @@ def _fuzz_request(rng: random.Random, job_id: str) -> dict:
     if kind == "headers":
         for name in rng.sample(["Last-Event-ID", "X-Request-Id", "Origin", "Accept", "Range", "If-None-Match"],
                                rng.randint(1, 3)):
-            headers[name] = rng.choice(["99999999999999999999", "-5", "null", "http://evil.example", "text/event-stream",
+            headers[name] = rng.choice(["99999999999999999999", "-5", "null", "http://evil.example",
+                                        "text/event-stream",
                                         "bytes=0-", "x" * 300, "0"])
         path = rng.choice([f"/v1/jobs/{job_id}/cues", f"/v1/jobs/{job_id}", "/v1/jobs?limit=99999999999999999999",
                            f"/v1/jobs/{job_id}/subtitles.srt?track=%00", "/health", "/ready"])
         return {"method": rng.choice(["GET", "GET", "DELETE", "BREW", "OPTIONS"]), "url": path, "headers": headers}
     return {"method": "GET", "url": rng.choice([f"/v1/jobs/{job_id}/cues/{rng.randint(-5, 10**25)}/crop.png",
                                                 "/v1/jobs/%00", "/v1/jobs/../../etc/passwd", "/static/../app.py",
-                                                f"/v1/jobs/{job_id}/subtitles.{quote(_random_text(rng, 4), safe='', errors='replace')}"])}
+                                                f"/v1/jobs/{job_id}/subtitles."
+                                                f"{quote(_random_text(rng, 4), safe='', errors='replace')}"])}
 
 
 @pytest.mark.slow
@@ -259,7 +261,8 @@ def test_seeded_requests_never_make_the_service_fail(tmp_path):
             for n in range(SERVICE_REQUESTS):
                 request = _fuzz_request(rng, job_id)
                 if n % 10 == 0:  # now and then without the key, or with another Host
-                    request.setdefault("headers", {})["Authorization"] = rng.choice(["", f"Bearer {API_KEY} ", "Basic x"])
+                    request.setdefault("headers", {})["Authorization"] = rng.choice(
+                        ["", f"Bearer {API_KEY} ", "Basic x"])
                 request["headers"] = {name: value.encode("utf-8", "replace")  # any bytes a client may send
                                       for name, value in request.get("headers", {}).items()}
                 try:

@@ -158,7 +158,8 @@ def render_json(cues: Sequence[Cue], metadata: dict | None = None) -> str:
 def render_txt(cues: Sequence[Cue], metadata: dict | None = None) -> str:
     """Plain text, one cue per paragraph (as whisper and the OCR peers write it): for reading,
     searching and pasting, without times."""
-    return "".join("\n".join(shown_line(line) for line in cue.lines if line.strip()) + "\n\n" for cue in cues).rstrip("\n") \
+    return "".join("\n".join(shown_line(line) for line in cue.lines if line.strip()) + "\n\n"
+                   for cue in cues).rstrip("\n") \
         + ("\n" if cues else "")
 
 
