@@ -125,8 +125,10 @@ class WorkerPool:
         self._watchdog.start()
 
     def dead_threads(self) -> list[str]:
-        """Worker threads that ended while the pool runs (liveness: a pool without them takes no job)."""
-        if self._stopping.is_set():
+        """Worker threads that ended while the pool runs (liveness: a pool without them takes no job).
+        Threads that ended because the engine failed to start are readiness's to report: a restart
+        would not bring the engine up."""
+        if self._stopping.is_set() or self.engine_error:
             return []
         with self._lock:
             threads = [*self._threads, self._watchdog]
