@@ -118,6 +118,7 @@ class OcrSettings:
     tagged_lines: bool
     max_side: Pixels
     max_pixels: Annotated[int, Meta(ge=256)]
+    vision_tower: Literal["vllm", "subextract"]
     stack: Count
     temperature: NonNegative
     max_tokens: Count
