@@ -10,7 +10,6 @@ others pending.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -19,9 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from subextract.serve.cue_edits import CueRefused, inserted, parse_edit, parse_texts, parse_version, seconds
+from subextract.serve.limits import JsonError, parse_json
 from subextract.serve.store import ORIGINAL, Change, EditsRefused, Job
-
-MAX_EDIT_BODY = 4 * 1024 * 1024  # bytes: a save of every cue of a long film fits
 
 
 def _service(request: Request):
@@ -60,18 +58,15 @@ def _flagger(job: Job, track: str):
 
 
 async def _json(request: Request, empty: Any = None) -> Any:
-    """The body as JSON, parsed off the event loop; ``empty`` stands for no body where one is optional."""
-    body = bytearray()
-    async for chunk in request.stream():
-        body.extend(chunk)
-        if len(body) > MAX_EDIT_BODY:
-            raise _error(413, f"JSON body larger than {MAX_EDIT_BODY} bytes")
+    """The body as JSON (standard JSON: no NaN), parsed off the event loop; ``empty`` stands for
+    no body where one is optional. The body's size is bounded before this (limits.BodyLimit)."""
+    body = await request.body()
     if not body.strip() and empty is not None:
         return empty
     try:
-        return await run_in_threadpool(json.loads, bytes(body))
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise _error(400, "the body is not JSON") from None
+        return await run_in_threadpool(parse_json, body)
+    except JsonError as exc:
+        raise _error(400, str(exc)) from None
 
 
 async def _apply(operation, *args) -> Change:

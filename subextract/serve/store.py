@@ -8,6 +8,7 @@ between threads); writers wait up to ``busy_timeout`` for the single write lock.
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import threading
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from subextract.errors import SubextractError
 from subextract.schema import Cue
 from subextract.serve.cue_edits import CueEdit, CueRefused, edited, merged, split
 
@@ -171,19 +173,44 @@ class EditsRefused(Exception):
         return 409 if any(r.status == 409 for r in self.refusals) else self.refusals[0].status
 
 
+_SQL_INT = (-(2 ** 63), 2 ** 63 - 1)  # SQLite's integers: a larger one from a URL or header raised OverflowError (500)
+
+
+def sql_int(number: int) -> int:
+    """``number`` within SQLite's integer range (a cue number of 20 digits finds no cue instead of failing)."""
+    return min(max(number, _SQL_INT[0]), _SQL_INT[1])
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """A write refused because the disk (or the user's quota) is full: OSError ENOSPC/EDQUOT, or
+    SQLite's "database or disk is full"."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
+
+
 @dataclass
 class Store:
     path: Path
     _local: threading.local = field(default_factory=threading.local, repr=False)
 
     def __post_init__(self) -> None:
-        with self._connection() as db:
-            db.executescript(_SCHEMA)
-            for table, column, declaration in _ADDED_COLUMNS:  # a store made before these existed
-                if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
-                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-            db.execute("CREATE UNIQUE INDEX IF NOT EXISTS jobs_idempotency ON jobs (idempotency_key) "
-                       "WHERE idempotency_key IS NOT NULL")
+        """Opens (or creates) the database; SubextractError, one line, when it is not one (a
+        garbage file, a folder) or cannot be written."""
+        if self.path.is_dir():
+            raise SubextractError(f"{self.path}: is a folder, not the job database")
+        try:
+            with self._connection() as db:
+                db.executescript(_SCHEMA)
+                db.execute("SELECT COUNT(*) FROM jobs").fetchone()
+                for table, column, declaration in _ADDED_COLUMNS:  # a store made before these existed
+                    if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+                db.execute("CREATE UNIQUE INDEX IF NOT EXISTS jobs_idempotency ON jobs (idempotency_key) "
+                           "WHERE idempotency_key IS NOT NULL")
+        except sqlite3.DatabaseError as exc:
+            self._local.db = None
+            raise SubextractError(f"{self.path}: cannot be used as the job database ({exc})") from None
 
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -338,6 +365,9 @@ class Store:
     def webhook_done(self, job_id: str, state: str) -> None:
         self._connection().execute("UPDATE jobs SET webhook_state = ? WHERE id = ?", (state, job_id))
 
+    def ids(self) -> set[str]:
+        return {row[0] for row in self._connection().execute("SELECT id FROM jobs")}
+
     def delete(self, job_id: str) -> None:
         with self._transaction() as db:
             db.execute("DELETE FROM cues WHERE job_id = ?", (job_id,))
@@ -356,8 +386,8 @@ class Store:
 
     def cues(self, job_id: str, track: str = ORIGINAL, after: int = -1) -> list[StoredCue]:
         rows = self._connection().execute(
-            "SELECT * FROM cues WHERE job_id = ? AND track = ? AND seq > ? ORDER BY seq", (job_id, track, after)
-        ).fetchall()
+            "SELECT * FROM cues WHERE job_id = ? AND track = ? AND seq > ? ORDER BY seq",
+            (job_id, track, sql_int(after))).fetchall()
         return [_cue(row) for row in rows]
 
     def tracks(self, job_id: str) -> list[str]:
@@ -366,7 +396,7 @@ class Store:
 
     def cue(self, job_id: str, track: str, seq: int) -> StoredCue | None:
         row = self._connection().execute("SELECT * FROM cues WHERE job_id = ? AND track = ? AND seq = ?",
-                                          (job_id, track, seq)).fetchone()
+                                          (job_id, track, sql_int(seq))).fetchone()
         return _cue(row) if row is not None else None
 
     # -- proofreading: each change is one transaction, checked against the versions the client saw
@@ -469,7 +499,7 @@ def _found(db: sqlite3.Connection, job_id: str, track: str,
     refusals = []
     for seq, version in seen:
         row = db.execute("SELECT * FROM cues WHERE job_id = ? AND track = ? AND seq = ?",
-                         (job_id, track, seq)).fetchone()
+                         (job_id, track, sql_int(seq))).fetchone()
         if row is None:
             refusals.append(CueRefused(seq, 404, f"cue {seq}: no such cue (deleted or merged since?)"))
         elif seq in rows:
