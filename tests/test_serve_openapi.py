@@ -53,7 +53,7 @@ def test_the_service_serves_the_document_and_its_page(tmp_path):
     from subextract.serve.app import create_app
     from subextract.serve.service import ServiceConfig
 
-    with TestClient(create_app(ServiceConfig(data=tmp_path / "data"))) as client:
+    with TestClient(create_app(ServiceConfig(data=tmp_path / "data")), base_url="http://127.0.0.1") as client:
         assert client.get("/openapi.json").json() == document()
         page = client.get("/docs").text
         for path in document()["paths"]:

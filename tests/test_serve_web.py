@@ -44,7 +44,9 @@ def browser():
 
 @pytest.fixture()
 def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    # Playwright's waits evaluate strings in the page, which the service's CSP forbids (no eval);
+    # test_the_page_runs_under_the_content_policy checks the page itself under that policy.
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True, bypass_csp=True)
     context.add_init_script(f"localStorage.setItem('subextract-key', {API_KEY!r})")
     page = context.new_page()
     errors = []
@@ -298,7 +300,7 @@ def test_scripts_render_in_their_direction_and_fonts(server, page, done_job):
 
 def test_a_390_px_phone_has_no_horizontal_overflow(server, browser, done_job):
     context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True,
-                                  has_touch=True)
+                                  has_touch=True, bypass_csp=True)
     context.add_init_script(f"localStorage.setItem('subextract-key', {API_KEY!r})")
     page = context.new_page()
     try:
@@ -346,6 +348,32 @@ def test_keyboard_help_and_weak_cue_navigation(server, page, done_job):
     second = page.evaluate("document.activeElement.closest('li').dataset.seq")
     page.keyboard.press("Alt+ArrowUp")
     assert first != second and page.evaluate("document.activeElement.closest('li').dataset.seq") == first
+
+
+def test_the_page_runs_under_the_content_policy(server, browser, done_job):
+    """No bypass here: the page, its pictures (blob: URLs), the player and a save break no rule of
+    the service's Content-Security-Policy."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(f"localStorage.setItem('subextract-key', {API_KEY!r}); window.violations = [];"
+                            "document.addEventListener('securitypolicyviolation', e => "
+                            "window.violations.push(e.violatedDirective + ' ' + e.blockedURI));")
+    page = context.new_page()
+    try:
+        response = page.goto(f"{server.url}/#job={done_job}")
+        assert "script-src 'self'" in response.headers["content-security-policy"]
+        page.wait_for_selector("#cues li .actions")
+        page.locator("#cues li img").first.wait_for()
+        page.locator("#cues li").first.locator(".picture").click()
+        page.wait_for_selector("#zoom[open]")
+        page.keyboard.press("Escape")
+        page.locator("#cues li").first.locator("button.play").click()
+        page.locator("#cues li").first.locator("textarea").fill("在内容策略之下")
+        page.click("#save")
+        page.wait_for_selector("#save-status:has-text('All changes saved')")
+        assert page.evaluate("[...document.querySelectorAll('#cues img')].some(i => i.src.startsWith('blob:'))")
+        assert page.evaluate("window.violations") == []
+    finally:
+        context.close()
 
 
 def test_cancel_from_the_page(server, page):
