@@ -67,8 +67,9 @@ def done_job(server) -> str:
 
 def open_job(page, server, job_id: str) -> None:
     page.goto(f"{server.url}/#job={job_id}")
-    page.wait_for_selector("#cues li .actions")
-    page.wait_for_function("(i => i && i.complete && i.naturalWidth)(document.querySelector('#cues img'))")
+    page.wait_for_selector("#cues li .actions", timeout=120_000)
+    page.wait_for_function("(i => i && i.complete && i.naturalWidth)(document.querySelector('#cues img'))",
+                           timeout=120_000)
 
 
 def row(page, seq: int):
@@ -308,7 +309,8 @@ def test_a_390_px_phone_has_no_horizontal_overflow(server, browser, done_job):
         page.click(".tools summary")
         for item in page.locator("#cues li").all():  # every picture loaded, as it comes into view
             item.scroll_into_view_if_needed()
-        page.wait_for_function("[...document.querySelectorAll('#cues img')].every(i => i.complete && i.naturalWidth)")
+        page.wait_for_function("[...document.querySelectorAll('#cues img')].every(i => i.complete && i.naturalWidth)",
+                               timeout=120_000)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 390.5)
                                 .map(e => e.tagName + '.' + e.className)""")
