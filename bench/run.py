@@ -12,8 +12,8 @@ shared with other work the CPU ratio is the steadier of the two speed ratios.
     python bench/run.py --set styles heldout # the benchmark's style axis and the held-out set, side by side
 
 The held-out set (make_samples.py --set heldout, docs/heldout.md) is for checking, never for tuning.
-Writes bench/out/results.json and bench/out/results.md (the README's table), with the means of each
-set side by side and, for the held-out set, one row per condition.
+Writes bench/out/results.json and bench/out/results.md (the tables of docs/results.md), with the means
+of each set side by side and, for the held-out set, one row per condition.
 """
 
 from __future__ import annotations

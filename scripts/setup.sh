@@ -40,7 +40,7 @@ if [ -n "$missing_packs" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nul
     >/dev/null 2>&1 || echo "subextract: could not install Tesseract's language data (offline?); only Chinese, Japanese and Latin scripts will be read" >&2
 fi
 # Debian's packages hold Tesseract's fast models; the best ones (integer) read Greek, Ukrainian and
-# Hindi better (README, Languages and scripts). Fetched from the npm registry with each tarball
+# Hindi better (docs/languages.md). Fetched from the npm registry with each tarball
 # checked against the registry's hashes, into the virtualenv's share/ (never the git tree); where
 # the registry is out of reach the engine reads with Debian's, and this says so in one line.
 .venv/bin/python -m subextract.stages.ocr.tesseract_models --into .venv/share/subextract/tessdata || true

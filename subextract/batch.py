@@ -46,7 +46,7 @@ VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mkv", ".webm", ".mov", ".avi", "
 LIST_EXTENSIONS = (".txt", ".list", ".lst")
 MANIFEST = "manifest.jsonl"
 FAILED = ("failed", "partial")  # what --retry-failed redoes; "partial": cues written, the file broke part-way
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+EXIT_OK, EXIT_FAILED, EXIT_EMPTY, EXIT_INTERRUPTED = 0, 1, 3, 130
 
 
 # ----------------------------------------------------------------------------------------------
@@ -368,6 +368,7 @@ class Options:
     on_finished: Callable[[dict[str, Any]], None] | None = None  # each video's final record (a progress bar)
     on_planned: Callable[[int], None] | None = None  # how many videos this run does, once known
     shard: Shard | None = None  # --shard I/N: the jobs given are this shard's; its own manifest and lock
+    fail_on_empty: bool = False  # exit EXIT_EMPTY when a video done gave no cue
 
     @property
     def manifest_path(self) -> Path:
@@ -527,7 +528,8 @@ class BatchRunner:
             "status": "done" if result.complete else "partial", "outputs": list(outputs.written),
             "cues": len(done.cues), "duration": round(result.info.duration, 3),
             "video_seconds": round(stats.video_seconds, 3), "wall_seconds": round(stats.wall_seconds, 3),
-            "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings}
+            "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings,
+            "languages_seen": stats.languages_seen}
         if result.damaged:  # decode errors: the cues there may be wrong (a warning says which)
             fields["damaged"] = [dataclasses.asdict(span) for span in result.damaged]
         if result.error is not None:  # the OCR engine failed part-way: the cues before that were written
@@ -560,7 +562,7 @@ class BatchRunner:
         if record["status"] in ("done", "partial"):
             cues = f"{record['cues']} cue{'' if record['cues'] == 1 else 's'}"
             detail = f"{cues}, {record['wall_seconds']:.1f} s ({record['realtime_factor']:.1f}x)"
-            detail += f"; {_problem(record)}" if record["status"] == "partial" else ""
+            detail += f"; {_problem(record)}" if record["status"] == "partial" or record.get("warnings") else ""
             if record.get("edited"):
                 detail += f"; {', '.join(record['edited'])} changed since written: kept, new result beside it"
         else:
@@ -674,10 +676,13 @@ def _duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def exit_code(results: dict[str, dict[str, Any]], interrupted: bool) -> int:
+def exit_code(results: dict[str, dict[str, Any]], interrupted: bool, fail_on_empty: bool = False) -> int:
     if interrupted:
         return EXIT_INTERRUPTED
-    return EXIT_FAILED if any(record["status"] in FAILED for record in results.values()) else EXIT_OK
+    if any(record["status"] in FAILED for record in results.values()):
+        return EXIT_FAILED
+    empty = fail_on_empty and any(record.get("cues") == 0 for record in results.values())
+    return EXIT_EMPTY if empty else EXIT_OK
 
 
 # ----------------------------------------------------------------------------------------------
@@ -724,4 +729,4 @@ def run_batch(jobs: Sequence[Job], options: Options, runner_factory: RunnerFacto
                               "the rest)")
     if not options.quiet:
         say(options, summary_table(jobs, tasks, runner.results, time.perf_counter() - began))
-    return exit_code(runner.results, runner.stop.is_set())
+    return exit_code(runner.results, runner.stop.is_set(), options.fail_on_empty)

@@ -61,13 +61,24 @@ def load_cues(path: str | os.PathLike[str]) -> list[TimedText]:
     """
     path = Path(path)
     try:
-        if path.suffix.lower() == ".vtt":
-            return _parse_vtt(path.read_text(encoding="utf-8-sig"))
-        return _load_srt(path)
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as err:
         raise CueFileError(f"{path}: {err.strerror or err}") from err
     except UnicodeDecodeError as err:
         raise CueFileError(f"{path}: not valid {err.encoding} text") from err
+    return parse_cues(text, path)
+
+
+def parse_cues(text: str, path: str | os.PathLike[str]) -> list[TimedText]:
+    """The cues of an SRT or (by ``path``'s `.vtt` suffix) WebVTT file's text, strictly.
+
+    Raises CueFileError with a one-line message naming ``path``.
+    """
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".vtt":
+            return _parse_vtt(text)
+        return _parse_srt(text)
     except pysrt.Error as err:
         # With ERROR_RAISE pysrt puts the 0-based index of the blank line closing the bad
         # block first: that is the 1-based number of the block's last line.
@@ -76,8 +87,7 @@ def load_cues(path: str | os.PathLike[str]) -> list[TimedText]:
         raise CueFileError(f"{path}: {err}") from err
 
 
-def _load_srt(path: Path) -> list[TimedText]:
-    text = path.read_text(encoding="utf-8-sig")
+def _parse_srt(text: str) -> list[TimedText]:
     _check_srt_timings(text)
     # ERROR_RAISE: pysrt's default silently skips malformed blocks, which would score a
     # broken file as if cues were merely missed.

@@ -150,11 +150,12 @@ def test_cli_help(capsys):
         main(["--help"])
     assert done.value.code == 0
     raw = capsys.readouterr().out
-    assert "\n\nScore a hypothesis SRT/WebVTT file against a reference one.\n\n" in raw
+    assert "\n\nScore a hypothesis subtitle file against a reference one (SRT, WebVTT or ASS" in raw
     text = " ".join(raw.split())
-    assert text.startswith("usage: subextract score [-h] [--json] [--fps N] REF HYP")
-    for fragment in ("Score a hypothesis SRT/WebVTT file against a reference one.",
-                     "REF reference .srt or .vtt", "HYP hypothesis .srt or .vtt", "--json print the scores as JSON",
+    assert text.startswith("usage: subextract score [-h] [--json] [--fps N] [--version] REF HYP")
+    for fragment in ("SRT and WebVTT read strictly: a malformed block is an error",
+                     "REF reference .srt, .vtt or .ass", "HYP hypothesis .srt, .vtt or .ass",
+                     "--json print the scores as JSON",
                      "--fps N video frame rate; enables the within-one-frame share"):
         assert fragment in text
 

@@ -57,13 +57,24 @@ def engine_option_arg(value: str) -> tuple[str, object]:
         raise argparse.ArgumentTypeError(f"not a YAML value: {text!r}") from None
 
 
-def language_arg(value: str) -> str:
-    from subextract.translate import checked_language
+# The language options raise SubextractError, not argparse's error: their message names the
+# closest codes in one line, which argparse's usage lines would bury.
+def reading_language_arg(value: str) -> str:
+    """``--lang``: the code of a language subextract tells apart (``en-US``, ``English`` → ``en``)."""
+    from subextract.langtags import reading_language
 
-    try:
-        return checked_language(value)
-    except SubextractError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return reading_language(value, "--lang")
+
+
+def language_arg(option: str):
+    """The type of ``--translate``, ``--to``, ``--from``: a standard tag, variant kept (``pt_BR``
+    → ``pt-BR``)."""
+    from subextract.langtags import translation_language
+
+    def parse(value: str) -> str:
+        return translation_language(value, option)
+
+    return parse
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
@@ -110,7 +121,7 @@ def add_translator_options(parser: argparse.ArgumentParser) -> argparse._Argumen
 
 
 def add_translate_option(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--translate", metavar="LANG", type=language_arg,
+    group.add_argument("--translate", metavar="LANG", type=language_arg("--translate"),
                        help="also write the cues translated into LANG (e.g. en) by an LLM, as VIDEO.LANG.FORMAT")
 
 
@@ -122,6 +133,12 @@ def check_translation_options(args: argparse.Namespace) -> None:
         raise SubextractError(f"--translate {args.translate}: the cues are already in that language")
     if args.translate and args.format == "jsonl":
         raise SubextractError("--translate works on the whole cue list: use --format srt, vtt or json")
+
+
+def add_fail_on_empty_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fail-on-empty", action="store_true",
+                        help="exit 3 when no cue is written (a script's check that --lang or the region kept "
+                             "something)")
 
 
 def add_feed_options(parser: argparse.ArgumentParser) -> None:

@@ -39,15 +39,14 @@ class JobOptions:
 
 def parse_options(values: Mapping[str, Any], allowed_configs: list[str], can_translate: bool) -> JobOptions:
     """``values``: field → str (a form field), list of str (a repeated one) or a JSON value."""
-    from subextract.cli.options import language_arg, time_arg
+    from subextract.cli.options import time_arg
     from subextract.feeds import Watchlist
+    from subextract.langtags import reading_language, translation_language
 
     unknown = sorted(set(values) - set(FIELDS))
     if unknown:
         raise SubextractError(f"unknown option {unknown[0]!r} (options: {', '.join(FIELDS)})")
-    lang = _text(values, "lang") or "all"
-    if lang not in ("all", "auto"):
-        lang = _checked(language_arg, lang, "lang")
+    lang = reading_language(_text(values, "lang") or "all", "lang")
     configs = values.get("config") or []
     configs = [configs] if isinstance(configs, str) else configs
     if not isinstance(configs, list) or not all(isinstance(c, str) for c in configs):
@@ -64,7 +63,7 @@ def parse_options(values: Mapping[str, Any], allowed_configs: list[str], can_tra
         raise SubextractError(f"end ({end:g} s) must come after start ({start:g} s)")
     translate = _text(values, "translate")
     if translate is not None:
-        translate = _checked(language_arg, translate, "translate")
+        translate = translation_language(translate, "translate")
         if not can_translate:
             raise SubextractError("translate: this server has no translator (start it with --translator-server)")
         if translate == lang:

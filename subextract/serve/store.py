@@ -85,6 +85,9 @@ class Job:
                 "name": self.name, "source": self.source, "options": self.options, "attempts": self.attempts,
                 "error": self.error, "warnings": self.warnings,
                 "complete": self.metadata.get("complete") if self.metadata else None,
+                # an empty result is marked: how many cues, and the languages of the lines read
+                "cues": (self.metadata or {}).get("cue_count"),
+                "languages_seen": (self.metadata or {}).get("languages_seen"),
                 "created": self.created, "started": self.started,
                 "finished": self.finished}
 

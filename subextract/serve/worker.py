@@ -77,7 +77,7 @@ def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
         if translator is not None:
             translator.model.close()
     extraction = result.extraction
-    metadata = {**result.metadata, "video": job.name}
+    metadata = {**result.metadata, "video": job.name, "cue_count": len(result.cues)}
     outcome = JobOutcome(cues=result.cues, metadata=metadata, warnings=list(extraction.warnings),
                          error=extraction.error, ocr_calls=extraction.stats.ocr_calls,
                          video_seconds=extraction.stats.video_seconds, wall_seconds=extraction.stats.wall_seconds)

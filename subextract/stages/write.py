@@ -1,4 +1,4 @@
-"""Write cues as SRT, ASS (pysubs2), WebVTT or JSON; files are replaced atomically.
+"""Write cues as SRT, ASS (pysubs2), WebVTT, plain text or JSON; files are replaced atomically.
 
 ASS and WebVTT keep where a cue was shown: a cue of a band in the upper half of the picture is
 placed at the top (``{\\an8}``, ``line:0``), the others at the bottom, where players put them."""
@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pysubs2
@@ -19,7 +19,6 @@ import pysubs2
 from subextract.errors import SubextractError
 from subextract.schema import Cue
 
-FORMATS = ("srt", "vtt", "ass", "json", "jsonl")
 _LINE_BREAK = r"\N"  # pysubs2's (and ASS's) hard line break
 
 
@@ -120,18 +119,45 @@ def render_json(cues: Sequence[Cue], metadata: dict | None = None) -> str:
     return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
 
 
+def render_txt(cues: Sequence[Cue], metadata: dict | None = None) -> str:
+    """Plain text, one cue per paragraph (as whisper and the OCR peers write it): for reading,
+    searching and pasting, without times."""
+    return "".join("\n".join(line for line in cue.lines if line.strip()) + "\n\n" for cue in cues).rstrip("\n") \
+        + ("\n" if cues else "")
+
+
+# format → writer of (cues, metadata): the bands and picture size place ASS and WebVTT cues, JSON
+# carries all of it.
+WRITERS: dict[str, Callable[[Sequence[Cue], dict | None], str]] = {
+    "srt": lambda cues, _metadata: render_srt(cues), "vtt": render_vtt, "ass": render_ass, "txt": render_txt,
+    "json": render_json, "jsonl": render_jsonl}
+FORMATS = tuple(WRITERS)
+
+
 def render(cues: Sequence[Cue], fmt: str, metadata: dict | None = None) -> str:
-    if fmt == "srt":
-        return render_srt(cues)
-    if fmt == "vtt":
-        return render_vtt(cues, metadata)
-    if fmt == "ass":
-        return render_ass(cues, metadata)
-    if fmt == "json":
-        return render_json(cues, metadata)
-    if fmt == "jsonl":
-        return render_jsonl(cues, metadata)
-    raise SubextractError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    writer = WRITERS.get(fmt)
+    if writer is None:
+        raise SubextractError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    return writer(cues, metadata)
+
+
+def _process_umask() -> int:
+    """The process's umask, read once: Linux shows it in /proc; elsewhere it can only be read by
+    setting it, which is done here, at import, before this process's threads create files (set
+    while a batch or the service writes, another thread's file would get mode 0666)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _process_umask()
 
 
 def silence_stdout() -> None:
@@ -147,6 +173,8 @@ def check_writable(path: str, force: bool, inputs: Sequence[str] = ()) -> None:
     """Fail before hours of work, not after: the output must be new (or forced) and its folder
     writable, and never one of ``inputs`` or a file this tool could not have written."""
     if path == "-":
+        if sys.stdout is None or not sys.stdout.writable():  # started with stdout closed (>&-)
+            raise SubextractError("-o -: stdout is closed; give -o FILE")
         return
     target = Path(path)
     if target.is_dir():
@@ -232,10 +260,8 @@ def write_text(path: str, text: str) -> None:
     try:
         fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
         # mkstemp makes the file private (0600); a subtitle file gets the usual umask-based mode.
-        umask = os.umask(0)
-        os.umask(umask)
         if hasattr(os, "fchmod"):  # not on Windows before Python 3.13; mkstemp's mode stands there
-            os.fchmod(fd, 0o666 & ~umask)
+            os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.replace(temp, target)

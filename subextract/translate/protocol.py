@@ -77,17 +77,6 @@ class Languages:
         return langcodes.Language.get(tag).display_name(self.prompt_language)
 
 
-def checked_language(tag: str) -> str:
-    """``tag`` standardized (``eng`` → ``en``)."""
-    try:
-        language = langcodes.Language.get(langcodes.standardize_tag(tag))
-    except (ValueError, langcodes.tag_parser.LanguageTagError):
-        language = None
-    if language is None or not language.is_valid() or not language.language:
-        raise SubextractError(f"{tag!r} is not a language code (e.g. en, zh, zh-Hant, pt-BR)")
-    return str(language)
-
-
 def _primary(tag: str) -> str:
     return tag.split("-")[0].lower()
 
