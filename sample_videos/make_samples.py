@@ -58,13 +58,18 @@ HALF_FRAME_MS = FRAME_MS // 2
 #   zones: one or more subtitle tracks, each with lang ("zh", "en", "de", "fr", "es", "ru", or
 #          "zh+en": bilingual cues, Chinese line above English), position ("bottom" or "top"),
 #          profile (a key of PROFILES), two_line (share of two-line cues), fade (\fad(150,150)
-#          on every cue), max_chars (cap on a Latin line; narrow videos), style (DEFAULT_STYLE:
-#          font and latin_font are ASS family names from FONTS, colours RGB hex, outline and
-#          shadow in px, box draws a translucent box instead of an outline, scale is the font
-#          size and margin the vertical margin as shares of the height)
+#          on every cue; a number: that many ms), max_chars (cap on a Latin line; narrow videos),
+#          text (held-out set: a key of HELDOUT_TEXTS), style (DEFAULT_STYLE: font, latin_font
+#          and latin_runs (Latin words inside a CJK line) are ASS family names from FONTS, colours
+#          RGB hex, alpha the text's transparency, outline and shadow in px, box draws a
+#          translucent box instead of an outline, scale is the font size and margin the vertical
+#          margin as shares of the height)
 #   watermark: text shown top right for the whole video (not a subtitle)
 #   scene_text: dict(text, start_ms, end_ms), a sign drawn mid-frame (not a subtitle)
-#   encode: preset and crf, or bitrate
+#   encode: preset and crf, or bitrate; codec "hevc10" for HEVC Main 10 (default H.264)
+#   fps (default 25); stored_rotation (90: stored on its side with a display matrix);
+#   vfr_spans ((start_ms, end_ms) spans that lose every third frame); the held-out set's
+#   condition (a key of HELDOUT_CONDITIONS) and lang (the --lang a user would type)
 # ---------------------------------------------------------------------------------------------
 
 WHITE, YELLOW, BLACK = "FFFFFF", "FFEE00", "000000"
