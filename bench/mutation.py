@@ -17,7 +17,7 @@ configuration, so the checkout stays clean and modules never share results.
     .venv/bin/python bench/mutation.py --module subextract/scoring.py --survivors
 
 Needs the ``mutation`` extra: ``bash scripts/setup.sh --mutation``. Not run in CI (minutes of
-both cores); the numbers are in README's "Tests" section.
+both cores); the numbers are in docs/development.md ("Mutation benchmark").
 """
 
 from __future__ import annotations

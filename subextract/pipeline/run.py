@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import queue
 import threading
 import time
@@ -24,6 +25,7 @@ import numpy as np
 from subextract.config import SegmentSettings, Settings, load_settings
 from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
+from subextract.langtags import EVERY_LANGUAGE, reading_language
 from subextract.schema import Band, Cue, DamagedSpan, Reading, Segment, VideoInfo
 from subextract.stages.align import align
 from subextract.stages.appearance import LineStrip, learn_appearance, settings_for, smallest_line_strokes
@@ -54,10 +56,18 @@ class Stats:
     reused_readings: int = 0
     wall_seconds: float = 0.0
     video_seconds: float = 0.0
+    lines_read: int = 0  # text lines the engine read in the segments, before --lang kept some
+    lines_kept: int = 0
+    languages_read: dict[str, int] = field(default_factory=dict)  # language tag → lines read in it
 
     @property
     def realtime_factor(self) -> float:
         return self.video_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    @property
+    def languages_seen(self) -> list[str]:
+        """The languages of the lines read, the most read first."""
+        return sorted(self.languages_read, key=lambda tag: -self.languages_read[tag])
 
 
 @dataclass
@@ -76,21 +86,29 @@ class ExtractionResult:
         """What ``--format json`` says beside the cues: the video, the bands used, run statistics."""
         s = self.stats
         return {"video": video or self.info.path, "duration": self.info.duration, "width": self.info.width,
-                "height": self.info.height, "language": self.lang,
+                "height": self.info.height, "language": self.lang, "languages_seen": s.languages_seen,
                 "bands": [dataclasses.asdict(band) for band in self.bands],
                 "stats": {"ocr_calls": s.ocr_calls, "ocr_seconds": round(s.ocr_seconds, 3), "segments": s.segments,
                           "frames": s.frames, "wall_seconds": round(s.wall_seconds, 3),
-                          "realtime_factor": round(s.realtime_factor, 2)},
+                          "realtime_factor": round(s.realtime_factor, 2), "lines_read": s.lines_read,
+                          "lines_kept": s.lines_kept},
                 "complete": self.complete, "warnings": self.warnings,
                 "damaged": [dataclasses.asdict(span) for span in self.damaged]}
 
-    def save(self, path: str, format: str | None = None) -> None:
-        """Write the cues as ``format`` (srt, vtt, ass, json, jsonl; default: from the file's
-        extension, else srt), replacing the file atomically."""
-        from subextract.stages.write import FORMATS, render, write_text
+    def to_string(self, format: str = "srt") -> str:
+        """The cues as ``format`` (srt, vtt, ass, txt, json, jsonl) would write them."""
+        from subextract.stages.write import render
 
+        return render(self.cues, format, self.metadata())
+
+    def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+        """Write the cues as ``format`` (srt, vtt, ass, txt, json, jsonl; default: from the file's
+        extension, else srt), replacing the file atomically."""
+        from subextract.stages.write import FORMATS, write_text
+
+        path = os.fspath(path)
         suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
-        write_text(path, render(self.cues, format or (suffix if suffix in FORMATS else "srt"), self.metadata()))
+        write_text(path, self.to_string(format or (suffix if suffix in FORMATS else "srt")))
 
 
 _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it has been read
@@ -307,7 +325,8 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     appearance = learn_appearance(strips, settings.segment)
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
-    logger.info("subtitle appearance: %s", appearance)
+    logger.info("subtitle appearance: %s", appearance.describe() if appearance is not None
+                else "not learned (no subtitle line found in the pre-scan): the preset's settings")
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
@@ -424,7 +443,9 @@ def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], 
     warnings, complete = ([], False) if engine_error is not None else _decode_warnings(report, info, start, end,
                                                                                         last_pts)
     stats.frames, stats.segments = report.frames, len(segments)
-    cues = _cues(segments, readings, settings, lang, len(scan.bands))
+    cues = _cues(segments, readings, settings, lang, len(scan.bands), stats)
+    if lang not in EVERY_LANGUAGE and stats.lines_read and not stats.lines_kept:
+        warnings.append(language_warning(stats, lang))
     if report.refused:
         from subextract.stages.netguard import describe_refusals
 
@@ -442,22 +463,30 @@ def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], 
                             complete=complete, error=engine_error, damaged=damaged, lang=lang)
 
 
-def extract(video: str, settings: Settings | str | Sequence[str] | None = None, *, lang: str = "all",
-            start: float = 0.0, end: float | None = None, engine: OcrEngine | None = None,
+def extract(video: str | os.PathLike[str], settings: Settings | str | Sequence[str] | None = None, *,
+            lang: str = "all", start: float = 0.0, end: float | None = None, region: str | None = None,
+            fps: float | None = None, config: str | Sequence[str] | None = None, engine: OcrEngine | None = None,
             progress: ProgressCallback | None = None, on_cue: CueCallback | None = None,
-            on_stage: StageCallback | None = None, save_crops: str | None = None) -> ExtractionResult:
-    """Extract the burned-in subtitles of ``video`` as cues.
+            on_stage: StageCallback | None = None, save_crops: str | os.PathLike[str] | None = None
+            ) -> ExtractionResult:
+    """Extract the burned-in subtitles of ``video`` (a path or a URL) as cues.
 
-    ``settings``: loaded settings, or a preset name or YAML path (or several, layered), e.g.
-    ``extract("talk.mp4", "fast")``. ``on_cue`` gets each cue, in the order of the returned list,
-    as soon as it is final (with ``--fps``, boundaries are final only after the closing
-    refinement, so at the end). ``save_crops``: a folder for each segment's OCR picture.
+    The keywords are the command line's options: ``lang`` (``zh``, ``en-US``, ``English``…),
+    ``region`` (``auto``, ``bottom``, ``top``, ``X,Y,W,H`` in pixels, fractions or percentages),
+    ``fps``, ``config`` (a preset name or YAML path, or several, layered), e.g.
+    ``extract("talk.mp4", config="fast", region="bottom")``. ``settings``: loaded settings, or
+    what ``config`` takes (``extract("talk.mp4", "fast")``); ``region`` and ``fps`` override
+    either. ``on_cue`` gets each cue, in the order of the returned list, as soon as it is final
+    (with ``fps``, boundaries are final only after the closing refinement, so at the end).
+    ``save_crops``: a folder for each segment's OCR picture.
 
     The split level of ``subextract.scale`` runs the same steps apart: ``scan_video`` and
     ``segment_video`` on CPU workers, the reads elsewhere, ``cues_from_segments`` per video."""
     began = time.perf_counter()
-    settings = settings if isinstance(settings, Settings) else load_settings(settings)
-    crops = CropSaver(save_crops) if save_crops else None
+    video = os.fspath(video)
+    lang = reading_language(lang, "lang")
+    settings = _api_settings(settings, config, region, fps)
+    crops = CropSaver(os.fspath(save_crops)) if save_crops else None
     settings = replace(settings, ocr=replace(settings.ocr, lang=lang))  # the OCR engine routes scripts by it
     stage = on_stage or (lambda _name: None)
     ready = _engine_future(engine, settings)
@@ -516,6 +545,22 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     return result
 
 
+def _api_settings(settings: Settings | str | Sequence[str] | None, config: str | Sequence[str] | None,
+                  region: str | None, fps: float | None) -> Settings:
+    """``extract``'s settings: loaded ones or a config, then ``region`` and ``fps`` over them."""
+    if isinstance(settings, Settings):
+        if config is not None:
+            raise SubextractError("extract: give settings or config, not both")
+        if fps is not None and not 0 < fps < float("inf"):
+            raise SubextractError(f"fps {fps}: must be a positive number")
+        return replace(settings, region=replace(settings.region, mode=region or settings.region.mode),
+                       sample=replace(settings.sample, fps=fps if fps is not None else settings.sample.fps))
+    if settings is not None and config is not None:
+        raise SubextractError("extract: give a config as settings or as config, not both")
+    return load_settings(config if config is not None else settings,
+                         {"region": {"mode": region}, "sample": {"fps": fps}})
+
+
 def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
     """One line naming the damaged spans and the cues inside them."""
     hit = [cue for cue in cues if any(span.overlaps(cue.start, cue.end) for span in spans)]
@@ -563,12 +608,28 @@ def _strips_by_plane(region: Region) -> tuple[dict[str, list[LineStrip]], float 
     return strips, scale
 
 
-def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
+def language_warning(stats: Stats, lang: str) -> str:
+    """What to say when lines were read but ``--lang`` kept none of them (an empty output
+    otherwise looks like a video without subtitles)."""
+    seen = stats.languages_seen
+    tags = f"all tagged {seen[0]}" if len(seen) == 1 else \
+        "tagged " + ", ".join(f"{tag} ({stats.languages_read[tag]})" for tag in seen) if seen else "none tagged"
+    return (f"{stats.lines_read} line{'' if stats.lines_read == 1 else 's'} read, {tags}; --lang {lang} kept none "
+            f"(--lang all keeps every line)")
+
+
+def _cues(segments, results, settings: Settings, lang: str, band_count: int, stats: Stats) -> list[Cue]:
     cues: list[Cue] = []
     prepared = prepared_readings(segments, results, lang, band_count)
     for band in range(band_count):
         pairs = [(segment, prepared[key], results[key]) for segment, key in segments if segment.band == band]
         for segment, reading, raw in pairs:
+            read = [line for line in raw.lines if line.text.strip()]
+            stats.lines_read += len(read)
+            stats.lines_kept += sum(1 for line in reading.lines if line.text.strip())
+            for line in read:
+                if line.language != "und":
+                    stats.languages_read[line.language] = stats.languages_read.get(line.language, 0) + 1
             if not reading.text.strip():
                 logger.info("band %d, %.2f-%.2f s: nothing read%s (the engine read %r)", band, segment.start,
                             segment.end, "" if lang in ("all", "auto") else f" in {lang}", raw.text)
@@ -593,8 +654,9 @@ def _decode_warnings(report: DecodeReport, info: VideoInfo, start: float, end: f
         detail = f": {report.errors[-1]}" if report.errors else ""
         raise SubextractError(f"{info.path}: no frame could be decoded{detail}")
     # A cut file's demuxer says so; without that, the last frame more than a second before the
-    # stated end (a container's duration may include a slightly longer audio track).
-    stopped_early = bool(expected_end) and (last_pts + 1.0 < expected_end or
+    # stated end (a container's duration may include a slightly longer audio track), or more than
+    # one frame before it where a frame lasts longer (a 0.001 fps file's last frame shows for 1000 s).
+    stopped_early = bool(expected_end) and (last_pts + max(1.0, info.frame_duration) < expected_end or
                                             (report.ended_early and last_pts + 2 * info.frame_duration < expected_end))
     if report.returncode not in (0, None) or stopped_early:
         detail = f" ({report.errors[-1]})" if report.errors else ""
