@@ -5,8 +5,9 @@
 # Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
 # --test also installs the ray extra (batch --ray's tests), the fonts the tests burn subtitles
 # with and Debian's chromium, which the service's page tests drive with Playwright (no browser
-# download); --bench the fonts and fortune texts the benchmark's generated set is made from
-# (Debian packages, as root where apt exists);
+# download); --bench the fonts and texts the benchmark's generated sets and the held-out set are
+# made from (Debian packages, as root where apt exists; the held-out set's footage is fetched by
+# make_samples.py itself with apt-get download into its cache);
 # --mutation also installs mutmut for bench/mutation.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,7 +63,7 @@ if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null; then
   fi
 fi
 if [ "${1:-}" = "--bench" ]; then
-  missing=$(for set in bench scripts; do .venv/bin/python sample_videos/make_samples.py --set $set --missing-packages; done | tr ' ' '\n' | sort -u | tr '\n' ' ' | xargs)
+  missing=$(for set in bench scripts heldout; do .venv/bin/python sample_videos/make_samples.py --set $set --missing-packages; done | tr ' ' '\n' | sort -u | tr '\n' ' ' | xargs)
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       # shellcheck disable=SC2086 # one word per package

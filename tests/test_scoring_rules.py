@@ -177,3 +177,32 @@ def test_vtt_note_blocks_with_text_are_skipped(tmp_path: Path):
     path = tmp_path / "notes.vtt"
     path.write_text("WEBVTT\n\nNOTE a comment with words\n\n00:01.000 --> 00:02.000\nhi\n", encoding="utf-8")
     assert load_cues(path) == [TimedText(1.0, 2.0, "hi")]
+
+
+def test_twenty_thousand_cues_score_in_bounded_memory():
+    """Only cues that overlap in time are candidates for a pair: two 20,000-cue files took 16 GB
+    as a dense matrix of every pair (3 GB each for the tIoU matrix alone); measured in a child
+    process, whose peak RSS is its own."""
+    import subprocess
+    import sys
+
+    child = """
+import random, resource
+from subextract.scoring import TimedText, score
+rng = random.Random(7)
+reference, hypothesis, t = [], [], 0.0
+for i in range(20000):
+    start = t + rng.uniform(0.05, 1.0)
+    end = start + rng.uniform(0.8, 4.0)
+    t = end
+    reference.append(TimedText(start, end, "ab"))
+    hypothesis.append(TimedText(max(0.0, start + rng.uniform(-0.2, 0.2)), end + rng.uniform(-0.2, 0.2), "ab"))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = score(reference, hypothesis)
+print(result.matched, before, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+    run = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    matched, before_kib, peak_kib = map(int, run.stdout.split())
+    assert matched == 20000
+    assert peak_kib - before_kib < 200 * 1024, (before_kib, peak_kib)  # KiB: under 200 MiB for the scoring itself

@@ -10,7 +10,8 @@ import pytest
 from subextract.errors import SubextractError
 from subextract.stages import source
 from subextract.stages.source import CONTAINER_FORMATS, DEFAULT_READ_TIMEOUT, NETWORK_SCHEMES, STREAM_FORMATS, \
-    check_url, ffmpeg_environment, input_args, input_options, is_url, needs_proxy, read_timeout, set_input_format
+    MAX_STREAMS, check_url, ffmpeg_environment, input_args, input_options, is_url, needs_proxy, read_timeout, \
+    set_input_format
 
 HTTP_WHITELIST = "http,https,tcp,tls,crypto,httpproxy"  # tcp reaches only the vetting proxy
 RTMP_WHITELIST = "rtmp,rtmps,tcp,tls"
@@ -78,10 +79,13 @@ def test_network_inputs_get_the_network_whitelist_and_the_read_timeout(monkeypat
     monkeypatch.delenv("SUBEXTRACT_READ_TIMEOUT", raising=False)
     timeout = str(int(DEFAULT_READ_TIMEOUT * 1_000_000))
     options = input_options("https://example.com/live.m3u8", proxy=PROXY)
-    assert options == {"protocol_whitelist": HTTP_WHITELIST, "http_proxy": PROXY, "rw_timeout": timeout,
+    streams = {"max_streams": str(MAX_STREAMS)}
+    assert options == {**streams, "protocol_whitelist": HTTP_WHITELIST, "http_proxy": PROXY, "rw_timeout": timeout,
                        "format_whitelist": ",".join(CONTAINER_FORMATS + STREAM_FORMATS)}
-    assert input_options("rtmp://example.com/live") == {"protocol_whitelist": RTMP_WHITELIST, "rw_timeout": timeout}
-    assert input_args("rtmp://example.com/live") == ["-protocol_whitelist", RTMP_WHITELIST, "-rw_timeout", timeout]
+    assert input_options("rtmp://example.com/live") == {**streams, "protocol_whitelist": RTMP_WHITELIST,
+                                                        "rw_timeout": timeout}
+    assert input_args("rtmp://example.com/live") == ["-protocol_whitelist", RTMP_WHITELIST, "-rw_timeout", timeout,
+                                                     "-max_streams", str(MAX_STREAMS)]
 
 
 def test_an_http_input_without_the_vetting_proxy_is_refused():
@@ -104,11 +108,13 @@ def test_a_format_the_user_names_is_the_only_list_format_a_local_input_may_use(t
     set_input_format("hls")
     try:
         assert input_options(str(listing)) == {"protocol_whitelist": LOCAL_WHITELIST, "f": "hls",
-                                               "format_whitelist": ",".join((*CONTAINER_FORMATS, "hls"))}
+                                               "format_whitelist": ",".join((*CONTAINER_FORMATS, "hls")),
+                                               "max_streams": str(MAX_STREAMS)}
     finally:
         set_input_format(None)
     assert input_options(str(listing)) == {"protocol_whitelist": LOCAL_WHITELIST,
-                                           "format_whitelist": ",".join(CONTAINER_FORMATS)}
+                                           "format_whitelist": ",".join(CONTAINER_FORMATS),
+                                           "max_streams": str(MAX_STREAMS)}
 
 
 def test_ffmpeg_never_sees_no_proxy(monkeypatch):
@@ -123,10 +129,11 @@ def test_ffmpeg_never_sees_no_proxy(monkeypatch):
 def test_local_inputs_may_open_local_files_only(tmp_path):
     video = tmp_path / "movie.mp4"
     video.write_bytes(b"x")
-    expected = {"protocol_whitelist": LOCAL_WHITELIST, "format_whitelist": ",".join(CONTAINER_FORMATS)}
+    expected = {"max_streams": str(MAX_STREAMS), "protocol_whitelist": LOCAL_WHITELIST,
+                "format_whitelist": ",".join(CONTAINER_FORMATS)}
     assert input_options(str(video)) == expected
     assert input_args(str(video)) == ["-protocol_whitelist", LOCAL_WHITELIST, "-format_whitelist",
-                                      ",".join(CONTAINER_FORMATS)]
+                                      ",".join(CONTAINER_FORMATS), "-max_streams", str(MAX_STREAMS)]
     assert "http" not in LOCAL_WHITELIST and "tcp" not in LOCAL_WHITELIST
     assert not {"hls", "concat", "image2"} & set(CONTAINER_FORMATS)
 

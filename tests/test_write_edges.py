@@ -85,7 +85,7 @@ def test_srt_keeps_braces_read_off_the_picture():
 def test_plain_text_is_one_paragraph_per_cue_without_blank_lines_or_trailing_space_lost():
     cues = [cue(0.0, 1.0, "first line", "", "second line "), cue(1.0, 2.0, "next cue"), cue(2.0, 3.0, " ")]
     assert render(cues, "txt") == "first line\nsecond line \n\nnext cue\n"
-    assert render([cue(0.0, 1.0, "\nonly")], "txt") == "\nonly\n"
+    assert render([cue(0.0, 1.0, "only", "\n")], "txt") == "only\n"
     assert render([], "txt") == ""
 
 

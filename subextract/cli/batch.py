@@ -132,6 +132,14 @@ def ray_options(args: argparse.Namespace) -> "RayOptions":
                       read_batch=args.ray_batch)
 
 
+def _silence_stderr() -> None:
+    """Later lines (and the flush at exit) go nowhere instead of failing again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+    except (OSError, ValueError):  # stderr is no real file (a test's buffer)
+        pass
+
+
 def run(args: argparse.Namespace) -> int:
     _ray_arguments(build_parser(), args)
     apply_input_options(args)
@@ -180,8 +188,14 @@ def run(args: argparse.Namespace) -> int:
         bar = BatchProgress(enabled=not args.quiet and sys.stderr.isatty(), total=count)
         options.on_finished = lambda _record: bar.advance()
 
+    def say(text: str) -> None:
+        try:
+            bar.write(text) if bar is not None else print(text, file=sys.stderr, flush=True)
+        except OSError:  # the reader went away (`batch ... 2>&1 | head -1`): the batch goes on, unheard
+            _silence_stderr()
+
     options.on_planned = planned
-    options.say = lambda text: bar.write(text) if bar is not None else print(text, file=sys.stderr, flush=True)
+    options.say = say
     try:
         return run_batch(jobs, options, runner)
     finally:

@@ -81,9 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="each --lang code, the recogniser that reads it and whether its model is installed")
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="output file, or - for stdout (default: VIDEO.LANG.FORMAT next to the video)")
-    parser.add_argument("--format", choices=FORMATS, default="srt",
+    parser.add_argument("--format", choices=FORMATS,
                         help="output format; ass keeps each cue's position (top-band cues stay at the top); "
-                             "jsonl writes one JSON object per cue as soon as it is final (default: srt)")
+                             "jsonl writes one JSON object per cue as soon as it is final (default: -o's "
+                             "extension, else srt)")
     parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of the range to process")
     parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of the range to process")
     parser.add_argument("--region", metavar="WHERE",
@@ -114,12 +115,14 @@ def run(args: argparse.Namespace) -> int:
     from subextract.job import JobEvents, JobOptions, outputs_beside_video, run_job
     from subextract.stages.probe import check_readable
     from subextract.stages.source import is_url
-    from subextract.stages.write import check_writable
+    from subextract.stages.crops import check_crops_folder
+    from subextract.stages.write import check_writable, output_format
 
     if args.more_videos:
         names = " ".join([args.video, *args.more_videos])
         raise SubextractError(f"one video at a time; for {1 + len(args.more_videos)} use batch: "
                               f"subextract batch {names} --out DIR")
+    args.format = output_format(args.output, args.format)
     apply_input_options(args)
     check_readable(args.video)
     check_translation_options(args)
@@ -135,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
     for path in (outputs.cues, outputs.translation):
         if path is not None:
             check_writable(path, args.force, [args.video])
+    if args.save_crops:
+        check_crops_folder(args.save_crops, args.force)
     settings = settings_from_args(args)
     translator = None
     if args.translate:

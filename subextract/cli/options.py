@@ -11,6 +11,7 @@ import sys
 from subextract.config import Settings, load_settings, preset_names
 from subextract.errors import SubextractError
 from subextract.stages.ocr import ENGINES
+from subextract.times import MAX_SECONDS, checked_seconds
 
 def time_arg(value: str) -> float:
     """Seconds as ``90``, ``1:30`` or ``0:01:30.5``."""
@@ -23,7 +24,10 @@ def time_arg(value: str) -> float:
     total = 0.0
     for part in parts:
         total = total * 60 + part
-    return total
+    try:
+        return checked_seconds(total, "time")  # each part finite, the sum may still overflow (1e308:0)
+    except SubextractError:
+        raise argparse.ArgumentTypeError(f"not a time: {value!r} (at most {MAX_SECONDS / 3600:g} hours)") from None
 
 
 def _number(value: str, convert, kind: str, valid, requirement: str):

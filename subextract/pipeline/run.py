@@ -632,8 +632,9 @@ def _decode_warnings(report: DecodeReport, info: VideoInfo, start: float, end: f
         detail = f": {report.errors[-1]}" if report.errors else ""
         raise SubextractError(f"{info.path}: no frame could be decoded{detail}")
     # A cut file's demuxer says so; without that, the last frame more than a second before the
-    # stated end (a container's duration may include a slightly longer audio track).
-    stopped_early = bool(expected_end) and (last_pts + 1.0 < expected_end or
+    # stated end (a container's duration may include a slightly longer audio track), or more than
+    # one frame before it where a frame lasts longer (a 0.001 fps file's last frame shows for 1000 s).
+    stopped_early = bool(expected_end) and (last_pts + max(1.0, info.frame_duration) < expected_end or
                                             (report.ended_early and last_pts + 2 * info.frame_duration < expected_end))
     if report.returncode not in (0, None) or stopped_early:
         detail = f" ({report.errors[-1]})" if report.errors else ""

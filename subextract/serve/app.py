@@ -10,6 +10,7 @@ not worth the extra dependency for a dozen routes; the API is documented in the 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import json
 import logging
@@ -19,6 +20,7 @@ import time
 import uuid
 from contextlib import asynccontextmanager
 from importlib import resources
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -31,10 +33,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from subextract.errors import SubextractError
+from subextract.serve.limits import MAX_BODY, BodyLimit, BodyTooLarge, JsonError, method_label, parse_json
 from subextract.serve.metrics import CONTENT_TYPE, Metrics
 from subextract.serve.options import parse_options
 from subextract.serve.service import ServiceConfig
-from subextract.serve.store import ACTIVE, ORIGINAL, Store
+from subextract.serve.store import ACTIVE, ORIGINAL, Store, is_disk_full
 from subextract.serve.upload import UploadError, receive_upload
 from subextract.serve.worker import WorkerPool
 from subextract.schema import Cue
@@ -57,7 +60,10 @@ class Service:
         from subextract.config import preset_names
 
         self.config = config
-        (config.data / "jobs").mkdir(parents=True, exist_ok=True)
+        try:
+            (config.data / "jobs").mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SubextractError(f"--data {config.data}: cannot create its jobs folder ({exc.strerror})") from None
         self.store = Store(config.database)
         self.metrics = Metrics(self.store)
         self.pool = WorkerPool(config, self.store, self.metrics)
@@ -68,10 +74,21 @@ class Service:
         requeued, given_up = self.store.requeue_interrupted(self.config.max_attempts)
         if requeued or given_up:
             log.info("restart: %d interrupted jobs queued again, %d given up", requeued, given_up)
+        _sweep_orphans(self.config.data / "jobs", self.store.ids())
         self.pool.start()
 
     def stop(self) -> None:
         self.pool.shutdown(self.config.shutdown_grace)
+
+
+def _sweep_orphans(jobs: Path, known: set[str]) -> None:
+    """Job folders the store does not know: uploads a killed process was receiving (the folder is
+    made before the job is stored). Only at start, when no upload is in flight."""
+    orphans = [folder for folder in jobs.iterdir() if folder.is_dir() and folder.name not in known]
+    for folder in orphans:
+        shutil.rmtree(folder, ignore_errors=True)
+    if orphans:
+        log.info("removed %d job folders no job owns (uploads cut short by a stop)", len(orphans))
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None) -> HTTPException:
@@ -107,7 +124,7 @@ class Gate:
                                                    (b"x-request-id", request_id.encode())]}
                 route = scope.get("route")
                 self.service.metrics.request_latency.labels(
-                    scope["method"], getattr(route, "path", "unmatched"), str(message["status"])
+                    method_label(scope["method"]), getattr(route, "path", "unmatched"), str(message["status"])
                 ).observe(time.perf_counter() - began)
             await send(message)
 
@@ -118,11 +135,13 @@ class Gate:
                 await response(scope, receive, send_with_id)
             else:
                 await self.app(scope, receive, send_with_id)
-        except Exception:
-            log.exception("request %s failed", request_id)
+        except Exception as exc:
+            answer = _known_failure(exc)
+            if answer is None:
+                log.exception("request %s failed", request_id)
+                answer = 500, f"internal error (request {request_id})"
             if not outcome["status"]:
-                await JSONResponse({"error": f"internal error (request {request_id})"},
-                                   status_code=500)(scope, receive, send_with_id)
+                await JSONResponse({"error": answer[1]}, status_code=answer[0])(scope, receive, send_with_id)
         finally:
             client = scope.get("client")
             fields = {"id": request_id, "client": f"{client[0]}:{client[1]}" if client else "-",
@@ -137,6 +156,16 @@ class Gate:
             return False
         scheme, _, token = authorization.partition(" ")
         return scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), key.encode())
+
+
+def _known_failure(exc: Exception) -> tuple[int, str] | None:
+    """The answer to a failure below the routes that is the client's or the disk's, not a defect."""
+    if isinstance(exc, BodyTooLarge):
+        return 413, f"request body larger than {MAX_BODY} bytes"
+    if is_disk_full(exc):
+        log.error("the data folder's disk is full: %s", exc)
+        return 507, "no space left on the server's disk"
+    return None
 
 
 def create_app(config: ServiceConfig) -> Starlette:
@@ -167,8 +196,21 @@ def create_app(config: ServiceConfig) -> Starlette:
     ]
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
     app.state.service = service
+    _add_protections(app, config)
     app.add_middleware(Gate, service=service)
     return app
+
+
+def _add_protections(app: Starlette, config: ServiceConfig) -> None:
+    """Below the Gate (which logs and counts every answer): the browser guard, opt-in CORS, the body limit."""
+    from starlette.middleware.cors import CORSMiddleware
+
+    from subextract.serve.guard import BrowserGuard, cors_options
+
+    app.add_middleware(BodyLimit)
+    if config.origins.cors_origins:
+        app.add_middleware(CORSMiddleware, **cors_options(config.origins))
+    app.add_middleware(BrowserGuard, origins=config.origins)
 
 
 def _service(request: Request) -> Service:
@@ -182,8 +224,31 @@ def _page(_request: Request) -> Response:
     return Response(page, media_type="text/html; charset=utf-8")
 
 
-def _health(_request: Request) -> Response:
+def _health(request: Request) -> Response:
+    """Liveness: answers from the event loop alone (no store read, no thread), so it answers
+    while jobs run; 503 when a worker thread has died or the data folder takes no write."""
+    service = _service(request)
+    problems = [f"worker thread {name} has stopped" for name in service.pool.dead_threads()]
+    unwritable = _unwritable(service.config.data)
+    if unwritable:
+        problems.append(unwritable)
+    if problems:
+        return JSONResponse({"status": "failing", "problems": problems}, status_code=503)
     return JSONResponse({"status": "ok"})
+
+
+def _unwritable(data: Path) -> str | None:
+    """Why nothing can be written in the data folder (a file made and removed there), or None;
+    a full disk is readiness's business, not liveness's."""
+    probe = data / f".health-{uuid.uuid4().hex[:8]}"
+    try:
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return None
+        return f"the data folder takes no write ({exc.strerror})"
+    return None
 
 
 def _ready(request: Request) -> Response:
@@ -196,6 +261,9 @@ def _ready(request: Request) -> Response:
         reasons.append("the OCR engine is starting")
     if queued >= service.config.max_queue:
         reasons.append("the queue is full")
+    disk = service.config.limits.disk_short(service.config.data)
+    if disk:
+        reasons.append(disk)
     body = {"ready": not reasons, "queued": queued, "running": service.pool.running(),
             "workers": service.config.workers, "reasons": reasons}
     return JSONResponse(body, status_code=503 if reasons else 200)
@@ -207,6 +275,13 @@ def _metrics(request: Request) -> Response:
 
 # -- jobs ------------------------------------------------------------------------------------
 
+def _check_disk(service: Service) -> None:
+    """507 before an upload is received when the data folder's disk is short of space."""
+    short = service.config.limits.disk_short(service.config.data)
+    if short:
+        raise _error(507, short)
+
+
 def _check_queue(service: Service) -> None:
     if service.store.queued() >= service.config.max_queue:
         raise _error(429, f"the queue is full ({service.config.max_queue} jobs waiting); try again later",
@@ -217,9 +292,10 @@ async def _create_job(request: Request) -> Response:
     service = _service(request)
     _check_queue(service)
     content_type = request.headers.get("content-type", "")
-    if content_type.startswith("multipart/form-data"):
+    media_type = content_type.partition(";")[0].strip().lower()  # Multipart/Form-Data is the same type
+    if media_type == "multipart/form-data":
         job = await _upload_job(request, service, content_type)
-    elif content_type.startswith("application/json"):
+    elif media_type == "application/json":
         job = await _url_job(request, service)
     else:
         raise _error(415, "send the video as multipart/form-data (field 'file') or JSON {\"url\": ...}")
@@ -235,6 +311,7 @@ async def _upload_job(request: Request, service: Service, content_type: str):
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > config.max_upload_bytes:
         raise _error(413, f"upload larger than the limit ({config.max_upload_mb:g} MiB)")
+    _check_disk(service)
     job_id = service.store.new_id()
     folder = config.job_folder(job_id)
     folder.mkdir(parents=True)
@@ -269,9 +346,9 @@ async def _url_job(request: Request, service: Service):
         if len(body) > MAX_JSON:
             raise _error(413, f"JSON body larger than {MAX_JSON} bytes")
     try:
-        values = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise _error(400, "the body is not JSON") from None
+        values = parse_json(bytes(body))
+    except JsonError as exc:
+        raise _error(400, str(exc)) from None
     if not isinstance(values, dict) or not isinstance(values.get("url"), str):
         raise _error(400, "expected a JSON object with \"url\" (and options)")
     url = values.pop("url").strip()

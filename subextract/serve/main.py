@@ -10,7 +10,27 @@ import socket
 import sys
 from pathlib import Path
 
-from subextract.errors import SubextractError
+from subextract.errors import SubextractError, one_line
+
+
+def port_arg(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port: {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port: {value!r} (0 to 65535)")
+    return port
+
+
+def non_negative_arg(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0 <= number < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0: {value!r}")
+    return number
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,7 +41,25 @@ def build_parser() -> argparse.ArgumentParser:
         description="An HTTP service: POST videos or URLs to /v1/jobs, stream their cues, proofread them at /. "
                     "Set SUBEXTRACT_API_KEY to require 'Authorization: Bearer KEY' on /v1/.")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
+    parser.add_argument("--port", type=port_arg, default=8000, help="port to listen on (default: 8000)")
+    parser.add_argument("--allow-no-key", action="store_true",
+                        help="listen on a non-loopback --host without SUBEXTRACT_API_KEY (refused otherwise: any "
+                             "machine that reaches the port could use the API); for a proxy that authenticates")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                        help="a name clients reach the server by (the Host header), besides localhost and the "
+                             "--host address; other names are refused (421), which stops DNS-rebinding pages")
+    parser.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                        help="a site whose pages may call the API from the browser, e.g. https://app.example.com "
+                             "(CORS); repeatable. Other sites' requests that change anything are refused (403)")
+    parser.add_argument("--header-timeout", type=positive_arg, default=10.0, metavar="SECONDS",
+                        help="a request head not complete this long after it began closes the connection "
+                             "(default: 10)")
+    parser.add_argument("--body-timeout", type=positive_arg, default=60.0, metavar="SECONDS",
+                        help="a request body (an upload) that sends nothing this long closes the connection "
+                             "(default: 60)")
+    parser.add_argument("--min-free-mb", type=non_negative_arg, default=64.0, metavar="MB",
+                        help="free space --data needs: below it /ready says not ready and uploads get 507 "
+                             "(default: 64)")
     parser.add_argument("--workers", type=count_arg, default=1, metavar="N",
                         help="jobs run at once, each on its own thread and engine where the engine allows (default: 1)")
     parser.add_argument("--data", default="subextract-data", metavar="DIR",
@@ -50,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class OneLine(logging.Formatter):
+    """The text log: one line per record, whatever a client put in a path or a name (a traceback's
+    own lines stay as they are)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 - logging's name
+        return one_line(super().formatMessage(record))
+
+
 class JsonLines(logging.Formatter):
     """One JSON object per log record, for log collectors; a request line carries its fields."""
 
@@ -66,12 +112,30 @@ def config_from_args(args: argparse.Namespace):
 
     ocr = {"engine": args.engine, "model": args.model, "server": args.server, "concurrency": args.concurrency,
            "stack": args.stack, "engine_options": dict(args.engine_option) if args.engine_option else None}
+    from subextract.serve.guard import Origins
+    from subextract.serve.limits import Limits
+
     return ServiceConfig(
         data=Path(args.data).resolve(), workers=args.workers, max_queue=args.max_queue,
         max_upload_mb=args.max_upload_mb, job_timeout=args.job_timeout, shutdown_grace=max(args.shutdown_grace, 0),
-        api_key=os.environ.get("SUBEXTRACT_API_KEY") or None, configs=tuple(args.config or ()),
+        api_key=api_key(), configs=tuple(args.config or ()),
         ocr_overrides={k: v for k, v in ocr.items() if v is not None},
-        translator_server=args.translator_server, translator_model=args.translator_model)
+        translator_server=args.translator_server, translator_model=args.translator_model,
+        origins=Origins(listen_host=args.host, allowed_hosts=tuple(args.allowed_host),
+                        cors_origins=tuple(origin.rstrip("/") for origin in args.cors_origin)),
+        limits=Limits(header_timeout=args.header_timeout, body_timeout=args.body_timeout,
+                      min_free_mb=args.min_free_mb))
+
+
+def api_key() -> str | None:
+    """``$SUBEXTRACT_API_KEY`` without surrounding spaces: HTTP drops them from a header, so a key
+    ending in a space could never be sent (said at start, not silently)."""
+    given = os.environ.get("SUBEXTRACT_API_KEY") or ""
+    key = given.strip()
+    if key != given:
+        logging.getLogger(__name__).warning("SUBEXTRACT_API_KEY has spaces or line breaks around it; they are not "
+                                            "part of the key (no client could send them)")
+    return key or None
 
 
 def _apply_network_policy(allowed: str | None) -> None:
@@ -85,13 +149,18 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from subextract.serve.app import create_app
+    from subextract.serve.guard import is_loopback
+    from subextract.serve.limits import timed_protocol
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLines() if args.log_format == "json" else
-                         logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+                         OneLine("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=args.log_level.upper(), handlers=[handler], force=True)
     _apply_network_policy(args.allow_private_network)
     config = config_from_args(args)
+    if config.api_key is None and not is_loopback(args.host) and not args.allow_no_key:
+        raise SubextractError(f"--host {args.host}: refusing to serve the API to the network without a key (set "
+                              "SUBEXTRACT_API_KEY, or --allow-no-key behind a proxy that authenticates)")
     config.base_settings()  # a bad --config or engine option fails now, with one line
     try:
         config.data.mkdir(parents=True, exist_ok=True)
@@ -105,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
     # Our own access line (request id, client, duration) replaces uvicorn's; open streams get
     # 5 s after SIGTERM, then the workers get --shutdown-grace.
     server = uvicorn.Server(uvicorn.Config(app, access_log=False, log_level=args.log_level,
-                                           timeout_graceful_shutdown=5, log_config=None))
+                                           timeout_graceful_shutdown=5, log_config=None,
+                                           http=timed_protocol(args.header_timeout, args.body_timeout)))
     server.run(sockets=[listener])
     return 0
 
@@ -116,5 +186,8 @@ def _listen(host: str, port: int) -> socket.socket:
         return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
                                     reuse_port=False)
     except OSError as exc:
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        # create_server re-raises a failed name lookup as a plain OSError with getaddrinfo's
+        # negative code, which os.strerror calls "Unknown error -2".
+        reason = "no such address or host name" if exc.errno is not None and exc.errno < 0 else \
+            os.strerror(exc.errno) if exc.errno else str(exc)
         raise SubextractError(f"cannot listen on {host}:{port} ({reason})") from None

@@ -8,6 +8,7 @@ between threads); writers wait up to ``busy_timeout`` for the single write lock.
 
 from __future__ import annotations
 
+import errno
 import json
 import sqlite3
 import threading
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from subextract.errors import SubextractError
 from subextract.schema import Cue
 
 STATES = ("queued", "running", "done", "failed", "cancelled")
@@ -110,14 +112,39 @@ class StoredCue:
         return record
 
 
+_SQL_INT = (-(2 ** 63), 2 ** 63 - 1)  # SQLite's integers: a larger one from a URL or header raised OverflowError (500)
+
+
+def sql_int(number: int) -> int:
+    """``number`` within SQLite's integer range (a cue number of 20 digits finds no cue instead of failing)."""
+    return min(max(number, _SQL_INT[0]), _SQL_INT[1])
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """A write refused because the disk (or the user's quota) is full: OSError ENOSPC/EDQUOT, or
+    SQLite's "database or disk is full"."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
+
+
 @dataclass
 class Store:
     path: Path
     _local: threading.local = field(default_factory=threading.local, repr=False)
 
     def __post_init__(self) -> None:
-        with self._connection() as db:
-            db.executescript(_SCHEMA)
+        """Opens (or creates) the database; SubextractError, one line, when it is not one (a
+        garbage file, a folder) or cannot be written."""
+        if self.path.is_dir():
+            raise SubextractError(f"{self.path}: is a folder, not the job database")
+        try:
+            with self._connection() as db:
+                db.executescript(_SCHEMA)
+                db.execute("SELECT COUNT(*) FROM jobs").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._local.db = None
+            raise SubextractError(f"{self.path}: cannot be used as the job database ({exc})") from None
 
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -231,6 +258,9 @@ class Store:
                 db.execute("DELETE FROM cues WHERE job_id = ?", (job_id,))
             return row[0]
 
+    def ids(self) -> set[str]:
+        return {row[0] for row in self._connection().execute("SELECT id FROM jobs")}
+
     def delete(self, job_id: str) -> None:
         with self._transaction() as db:
             db.execute("DELETE FROM cues WHERE job_id = ?", (job_id,))
@@ -248,8 +278,8 @@ class Store:
 
     def cues(self, job_id: str, track: str = ORIGINAL, after: int = -1) -> list[StoredCue]:
         rows = self._connection().execute(
-            "SELECT * FROM cues WHERE job_id = ? AND track = ? AND seq > ? ORDER BY seq", (job_id, track, after)
-        ).fetchall()
+            "SELECT * FROM cues WHERE job_id = ? AND track = ? AND seq > ? ORDER BY seq",
+            (job_id, track, sql_int(after))).fetchall()
         return [_cue(row) for row in rows]
 
     def tracks(self, job_id: str) -> list[str]:
@@ -262,7 +292,7 @@ class Store:
                 "UPDATE cues SET start = ?, end = ?, lines = ?, languages = ?, edited = 1 "
                 "WHERE job_id = ? AND track = ? AND seq = ?",
                 (cue.start, cue.end, json.dumps(list(cue.lines), ensure_ascii=False), json.dumps(list(cue.languages)),
-                 job_id, track, seq)).rowcount)
+                 job_id, track, sql_int(seq))).rowcount)
 
 
 class _Transaction:

@@ -16,6 +16,14 @@ from subextract.schema import Reading, Segment
 from subextract.stages.write import clock, write_text
 
 
+def check_crops_folder(folder: str, force: bool) -> None:
+    """``--save-crops DIR`` before any work: a ``crops.json`` already there (someone's proofreading
+    of an earlier run) is replaced only with ``--force``, as an output file is."""
+    listing = Path(folder) / "crops.json"
+    if listing.exists() and not force:
+        raise SubextractError(f"--save-crops {folder}: holds a crops.json already (use --force to replace it)")
+
+
 class CropSaver:
     """Saves pictures as segments are accepted (a read picture is dropped to keep memory flat) and
     writes the listing at the end."""
@@ -36,9 +44,14 @@ class CropSaver:
         earlier = next((name for _, k, name in self._saved if k == key), None)
         name = earlier or f"{clock(segment.start, '-')}_{clock(segment.end, '-')}_band{segment.band}.png"
         if earlier is None:
-            picture = np.ascontiguousarray(segment.image)
-            if not cv2.imwrite(str(self.folder / name), picture):
-                raise SubextractError(f"--save-crops {self.folder}: cannot write {name}")
+            # Encoded here and written by Python: cv2.imwrite says only "False", never why (a full disk).
+            encoded, png = cv2.imencode(".png", np.ascontiguousarray(segment.image))
+            try:
+                if not encoded:
+                    raise OSError(0, "the picture could not be encoded")
+                (self.folder / name).write_bytes(png.tobytes())
+            except OSError as exc:
+                raise SubextractError(f"--save-crops {self.folder}: cannot write {name} ({exc.strerror})") from None
         self._saved.append((segment, key, name))
 
     def finish(self, readings: dict[int, Reading], prepared: Callable[[Reading], Reading]) -> None:

@@ -39,12 +39,9 @@ class Glossary:
     def load(cls, path: str | None) -> Glossary:
         if not path:
             return cls()
-        try:
-            text = open(path, encoding="utf-8").read()
-        except OSError as exc:
-            raise SubextractError(f"glossary {path}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise SubextractError(f"glossary {path}: not UTF-8 text") from None
+        from subextract.textfiles import read_text
+
+        text = read_text(path, "glossary", 4 * 1024 * 1024)
         terms = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.lstrip().startswith("#"):
