@@ -120,13 +120,21 @@ def test_still_shown_needs_hold_share_of_each_lines_strokes_at_hold_contrast():
 
 def test_still_shown_skips_rows_of_specks_much_shorter_than_the_text_line():
     """A 20-row text line with a row of specks 8 rows tall beside it (0.4 of its height, under
-    hold_line_height): a cut that takes the specks' lift keeps the text shown; specks 10 rows
-    tall (half the line) are a line of the text, and their lost lift ends it."""
-    for speck_rows, shown in ((8, True), (10, False)):
+    hold_line_height): a cut that takes the specks' lift keeps the text shown; specks 9 rows
+    tall (0.45 of it, exactly hold_line_height) or 10 are a line of the text, and their lost lift
+    ends it. Specks above the line are skipped as well as below it."""
+    for speck_rows, shown in ((8, True), (9, False), (10, False)):
         core = strokes((60, 400), LINE, (150, 48, 250, 48 + speck_rows), step=2)
         lift = lift_of(core, 1.0, 255)
         lift[45:] = 0
         assert still_shown(core, lift, SETTINGS) is shown
+    above = strokes((60, 400), (150, 2, 250, 10), (100, 25, 300, 45), step=2)
+    lift = lift_of(above, 1.0, 255)
+    lift[:12] = 0  # the specks lost their lift: the text line keeps it
+    assert still_shown(above, lift, SETTINGS)
+    lift = lift_of(above, 1.0, 255)
+    lift[20:] = 0  # the text line lost it: the specks above do not hold it
+    assert not still_shown(above, lift, SETTINGS)
 
 
 def test_still_shown_judges_a_core_without_a_text_line_by_all_its_rows():
@@ -157,6 +165,17 @@ def test_lost_shares_count_the_reference_strokes_missing_within_one_pixel_or_at_
     assert lost_share(core, empty) == 1.0
 
 
+def test_mask_difference_of_a_single_stroke():
+    two = np.zeros((5, 5), bool)
+    two[2, 1:3] = True
+    one = np.zeros((5, 5), bool)
+    one[2, 2] = True
+    assert mask_difference(two, one) == 0.0 and mask_difference(one, two) == 0.0
+    far = np.zeros((5, 5), bool)
+    far[0, 4] = True
+    assert mask_difference(one, far) == 1.0
+
+
 def test_mask_difference_is_the_larger_one_sided_share():
     a = strokes((20, 100), (10, 5, 50, 15))  # 400
     b = strokes((20, 100), (10, 5, 50, 15), (70, 5, 90, 15))  # 600: 200 of them far from a
@@ -183,6 +202,59 @@ def test_a_changed_glyph_is_a_change_and_edge_pixels_are_not():
     assert glyph_changed(a, other, SETTINGS.repeat_glyph_change)
     assert not glyph_changed(a, other, 1.01)  # no window holds more than all its strokes
     assert not glyph_changed(a, a & other, SETTINGS.repeat_glyph_change)  # lost on one side only
+
+
+def glyph_masks(shape: tuple[int, int], common: list[tuple[int, int, int, int]], own_a: list[tuple[int, int, int, int]],
+                own_b: list[tuple[int, int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Two masks sharing ``common`` boxes (x0, y0, x1, y1, filled), each with boxes of its own."""
+    shared = strokes(shape, *common)
+    return shared | strokes(shape, *own_a), shared | strokes(shape, *own_b)
+
+
+BARS = [(10, 20, 11, 40), (189, 20, 190, 40)]  # two bars make a 20-row line: windows of 20 x 20
+
+
+def test_a_glyph_changes_where_one_window_has_strokes_of_each_side():
+    same_window = glyph_masks((60, 200), BARS, [(50, 25, 54, 30)], [(50, 31, 54, 36)])  # 20 own pixels each
+    assert glyph_changed(*same_window, 0.2)  # 20 of 40 strokes, and 5 % of the 400-pixel window: exactly
+    apart = glyph_masks((60, 200), BARS, [(50, 25, 54, 30)], [(150, 25, 154, 30)])
+    assert not glyph_changed(*apart, 0.2)  # each side's own strokes, but in windows of their own
+    few = glyph_masks((60, 200), BARS, [(50, 25, 51, 27)], [(52, 25, 53, 27)])  # 2 pixels each
+    assert not glyph_changed(*few, 0.2)  # under 5 % of the window: edge noise
+    one_sided = glyph_masks((60, 200), BARS, [(50, 25, 54, 30)], [])
+    assert not glyph_changed(*one_sided, 0.0)
+
+
+def test_a_glyph_window_is_a_line_high():
+    """16 own pixels on each side spread over 20 columns: a 20 x 20 window (the line's height) holds
+    too few of them for 5 % of its area; a 9 x 9 one would have held enough."""
+    spread_a = [(x, 25, x + 1, 29) for x in (50, 55, 60, 65)]
+    spread_b = [(x, 31, x + 1, 35) for x in (50, 55, 60, 65)]
+    assert not glyph_changed(*glyph_masks((60, 200), BARS, spread_a, spread_b), 0.2)
+
+
+def test_without_a_line_the_glyph_window_is_nine_pixels():
+    """Strokes in rows too short for a line (3 rows): the window is 9 x 9. Own strokes 10 columns
+    (or rows) apart never share one; 9 apart they do."""
+    wide = glyph_masks((30, 100), [], [(50, 10, 51, 13), (59, 10, 60, 13)], [(51, 10, 52, 13), (58, 10, 59, 13)])
+    assert not glyph_changed(*wide, 0.2)
+    narrow = glyph_masks((30, 100), [], [(50, 10, 51, 13), (58, 10, 59, 13)], [(51, 10, 52, 13), (57, 10, 58, 13)])
+    assert glyph_changed(*narrow, 0.2)
+    tall = glyph_masks((30, 100), [], [(50, 10, 53, 11), (50, 19, 53, 20)], [(54, 10, 57, 11), (54, 19, 57, 20)])
+    assert not glyph_changed(*tall, 0.2)
+
+
+def test_glyph_windows_count_past_255_strokes():
+    """A 40-row line filling the band's height: a window holds 1600 strokes, and 320 own pixels a
+    side are a fifth of it (changed, at share 0.2). Three filled 20-row lines: a window holds
+    about 400, and 60 own pixels a side in the middle one are not a fifth."""
+    big = glyph_masks((40, 200), [(20, 0, 90, 40), (106, 0, 180, 40)], [(90, 0, 98, 40)], [(98, 0, 106, 40)])
+    assert glyph_changed(*big, 0.2)
+    shape = (80, 200)
+    lines = [(20, 8, 180, 28), (20, 29, 95, 49), (105, 29, 180, 49), (95, 29, 105, 33), (95, 45, 105, 49),
+             (20, 50, 180, 70)]
+    holed = glyph_masks(shape, lines, [(95, 33, 100, 45)], [(100, 33, 105, 45)])
+    assert not glyph_changed(*holed, 0.2)
 
 
 def test_the_mask_hash_tells_masks_apart_and_keeps_one_mask_one_hash():

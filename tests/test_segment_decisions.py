@@ -11,16 +11,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import logging
+
 import cv2
 import numpy as np
 import pytest
 
-from test_segment import SETTINGS, H, W, _fill, background, faded, with_text
+from test_segment import SETTINGS, H, W, _fill, _outline, background, faded, with_text
 from test_segment_styles import PLAIN, plain_text
+from test_thin_strokes import PLAIN as THIN_PLAIN
+from test_thin_strokes import STREWN, measured, picture as dim_picture, specks, thin_line
 
 from subextract.config import SegmentSettings
 from subextract.stages.mask import still_shown, stroke_lift, text_mask
-from subextract.stages.segment import Segmenter, fade_frames
+from subextract.stages.segment import Segmenter, _FrameKeeper, fade_frames, stroke_contrast
 
 FPS = 25
 # The same test with the hold on the strokes' lift out of reach: the fade frames alone move a boundary.
@@ -51,11 +55,18 @@ def yielded_at(pictures, settings: SegmentSettings = SETTINGS) -> list[int | Non
     return frames + [None for _ in segmenter.finish(len(pictures) / FPS)]
 
 
-def fence(picture: np.ndarray) -> np.ndarray:
+def frame_counts(pictures, settings: SegmentSettings = SETTINGS) -> list[int]:
+    """How many frames each segment was made of (the frames its OCR picture was chosen from)."""
+    segmenter = Segmenter(0, settings)
+    segments = [s for n, picture in enumerate(pictures) for s in segmenter.push(n / FPS, picture)]
+    return [s.frame_count for s in [*segments, *segmenter.finish(len(pictures) / FPS)]]
+
+
+def fence(picture: np.ndarray, spacing: int = 7) -> np.ndarray:
     """Rows of thin bright outlined bars across the band (a railing after a cut): stroke pixels
     enough to open a segment, none of them text."""
     picture = picture.copy()
-    for x in range(10, W - 10, 7):
+    for x in range(10, W - 10, spacing):
         for y0 in (3, 28, 53):
             cv2.line(picture, (x, y0), (x, y0 + 20), 0, 5)
             cv2.line(picture, (x, y0), (x, y0 + 20), 250, 1)
@@ -74,6 +85,18 @@ def test_text_runs_from_its_first_frame_to_the_first_frame_without_it():
     pictures = [with_text(background(n, "gradient"), "HELLO WORLD") if 10 <= n < 30 else background(n, "gradient")
                 for n in range(40)]
     assert boundaries(pictures) == [(10, 30, 9, 29, True)]
+
+
+def test_text_cut_to_other_text_ends_at_once():
+    """A cut from two lines to another line: the first text is out with the cut's frame (text
+    follows: no fade-out to wait for); a cut to text as dense in place is known three frames on."""
+    pictures = [with_text(background(n, "gradient"), *(("HELLO WORLD", "GREAT THING") if n < 30 else ("QUIET NIGHT",)))
+                for n in range(50)]
+    assert boundaries(pictures) == [(0, 30, None, 29, True), (30, 50, 29, 49, True)]
+    assert yielded_at(pictures) == [30, None]
+    pictures = [with_text(background(n, "gradient"), "HELLO WORLD" if n < 30 else "GREAT THING") for n in range(50)]
+    assert boundaries(pictures) == [(0, 30, None, 29, True), (30, 50, 29, 49, True)]
+    assert yielded_at(pictures) == [32, None]
 
 
 def test_text_from_the_first_frame_has_no_frame_before_it():
@@ -155,6 +178,50 @@ def test_text_held_over_a_bright_picture_ends_where_it_goes():
         return plain_text(sky, "HELLO WORLD") if 10 <= n < 30 else sky
 
     assert boundaries([picture(n) for n in range(50)], PLAIN) == [(10, 30, 9, 29, True)]
+
+
+def test_frames_held_on_the_strokes_lift_do_not_shape_the_text():
+    """The bottom line over a bright picture in frames 10-19: the mask loses it, the text is held
+    (its strokes still stand out), and those frames neither vote for the core nor go into the
+    OCR picture: 30 frames make the segment's picture, not 40."""
+    def picture(n: int) -> np.ndarray:
+        sky = np.full((H, W), 60, np.uint8)
+        if 10 <= n < 20:
+            sky[H // 2:] = 215
+        return plain_text(sky, "HELLO WORLD", "GREAT THING")
+
+    pictures = [picture(n) for n in range(40)]
+    assert boundaries(pictures, PLAIN) == [(0, 40, None, 39, True)]
+    assert frame_counts(pictures, PLAIN) == [30]
+
+
+def test_a_short_line_hovering_at_the_minimum_keeps_every_frame():
+    """Its clipped frames hold text (above text_hold of the minimum) without making it: they go
+    on with the open text, so all 50 frames are the segment's."""
+    whole = with_text(background(0, "flat"), "IT")
+    columns = np.nonzero(text_mask(whole, SETTINGS).any(axis=0))[0]
+    clipped = whole.copy()
+    clipped[:, columns.max() - (columns.max() - columns.min()) // 5:] = 90
+    pictures = [clipped if n >= 8 and n % 4 == 0 else whole for n in range(50)]
+    assert boundaries(pictures) == [(0, 50, None, 49, True)] and frame_counts(pictures) == [50]
+
+
+@pytest.mark.parametrize("specks", [False, True])
+def test_text_replaced_in_place_as_the_picture_turns_bright_is_not_held(specks):
+    """DDD... becomes NNN... at frame 12 as the right half of the picture turns bright: the mask
+    loses the right half, and the new strokes stand where the old ones stood (their lift would hold
+    the old text), but the left half shows strokes of the new text's own, in one line (or, among
+    bright specks of the picture, in one dense line): the old text ends there."""
+    def picture(n: int) -> np.ndarray:
+        sky = np.full((H, W), 60, np.uint8)
+        if n >= 12:
+            sky[:, W // 2:] = 215
+        shown = plain_text(sky, "D" * 20 if n < 12 else "N" * 20)
+        if specks and n >= 12:
+            shown[np.random.default_rng(n).random((H, W)) < 0.01] = 250
+        return shown
+
+    assert boundaries([picture(n) for n in range(22)], PLAIN) == [(0, 12, None, 11, True), (12, 22, 11, 21, True)]
 
 
 def test_a_hold_needs_the_strokes_to_stand_out():
@@ -272,7 +339,10 @@ def test_a_line_added_is_a_new_text_once_it_lasts_confirm_frames(shown):
     from the line's first frame; two are strokes that came and went."""
     expected = [(0, 20, None, 19, True), (20, 23, 19, 22, True), (23, 40, 22, 39, True)] if shown == 3 \
         else [(0, 40, None, 39, True)]
-    assert boundaries([two_lines(n, 20 <= n < 20 + shown) for n in range(40)]) == expected
+    pictures = [two_lines(n, 20 <= n < 20 + shown) for n in range(40)]
+    assert boundaries(pictures) == expected
+    # each frame goes to the segment it belongs to, none to two
+    assert frame_counts(pictures) == [end - start for start, end, *_ in expected]
 
 
 @pytest.mark.parametrize("shown", [2, 3])
@@ -301,6 +371,7 @@ def test_text_replaced_in_place_splits_only_after_confirm_frames(shown):
     expected = [(0, 20, None, 19, True), (20, 23, 19, 22, True), (23, 40, 22, 39, True)] if shown == 3 \
         else [(0, 40, None, 39, True)]
     assert boundaries(pictures) == expected
+    assert frame_counts(pictures) == [end - start for start, end, *_ in expected]
 
 
 @pytest.mark.parametrize("shown", [2, 3])
@@ -308,6 +379,13 @@ def test_text_replaced_in_place_in_the_last_frames_splits_only_once_confirmed(sh
     pictures = [with_text(background(n, "flat"), *(DENSE_NEW if n >= 40 - shown else DENSE_OLD)) for n in range(40)]
     expected = [(0, 37, None, 36, True), (37, 40, 36, 39, True)] if shown == 3 else [(0, 40, None, 39, True)]
     assert boundaries(pictures) == expected
+
+
+def test_text_replaced_in_place_then_gone_ends_where_the_replacement_began():
+    pictures = [with_text(background(n, "flat"), *(DENSE_NEW if n >= 20 else DENSE_OLD)) if n < 22
+                else background(n, "flat") for n in range(30)]
+    assert boundaries(pictures) == [(0, 20, None, 19, True), (20, 22, 19, 21, False)]
+    assert frame_counts(pictures) == [20, 2]
 
 
 @pytest.mark.parametrize("late, expected", [
@@ -320,3 +398,101 @@ def test_a_second_line_arriving_before_the_first_settles_is_the_same_text(late, 
     settles (confirm_frames) it was the cue's faint start and is absorbed; after, it is a new text."""
     pictures = [two_lines(n, n >= 10 + late, "gradient") if n >= 10 else background(n, "gradient") for n in range(40)]
     assert boundaries(pictures) == expected
+
+
+def test_strokes_flickering_from_place_to_place_add_no_line():
+    """A word-like object under the text that shows at the left and the right by turns: its
+    strokes never persist at one place, so no line was added."""
+    def picture(n: int) -> np.ndarray:
+        shown = two_lines(n, False, "gradient")
+        if n >= 10:
+            canvas = np.zeros((H, W), np.uint8)
+            cv2.putText(canvas, "SPARK", (40 if n % 2 else 420, 72), cv2.FONT_HERSHEY_SIMPLEX, 0.8, 255, 2, cv2.LINE_AA)
+            spark = canvas > 100
+            shown[_outline(spark)] = 0
+            shown[spark] = 250
+        return shown
+
+    assert boundaries([picture(n) for n in range(20)]) == [(0, 20, None, 19, True)]
+
+
+def test_a_line_the_mask_lost_for_a_while_coming_back_is_no_new_text():
+    """A short second line missing from frames 3-9 (a fifth of the strokes: the text goes on
+    without it, and it drops out of the core) comes back at frame 10: it was in the segment's
+    first three frames (confirm_frames), so it is the same text, not a line added."""
+    def picture(n: int) -> np.ndarray:
+        shown = np.full((H, W), 60, np.uint8)
+        shown[_fill("HELLO WORLD AND MORE", 32)] = 250
+        if n < 3 or n >= 10:
+            shown[_fill("OK SIR", 68)] = 250
+        return shown
+
+    assert boundaries([picture(n) for n in range(20)], PLAIN) == [(0, 20, None, 19, True)]
+
+
+def test_stroke_contrast_is_the_cores_mean_over_its_rings():
+    view = np.full((4, 4), 50, np.uint8)
+    view[1, 1], view[1, 2] = 250, 200
+    core = np.zeros((4, 4), bool)
+    core[1, 1:3] = True
+    ring = np.zeros((4, 4), bool)
+    ring[0, :] = True
+    view[0, 0] = 90
+    assert stroke_contrast(view, core, ring) == 225 - 60
+    assert stroke_contrast(view, np.zeros_like(core), ring) == 0.0
+    assert stroke_contrast(view, core, np.zeros_like(ring)) == 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Strokes that are no text: refused, and said why (-v)
+# --------------------------------------------------------------------------------------------
+
+def refusals(pictures, settings: SegmentSettings, caplog) -> list[str]:
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="subextract.stages.segment"):
+        assert boundaries(pictures, settings) == []
+    return [record.getMessage() for record in caplog.records]
+
+
+def test_strokes_that_do_not_stay_are_refused_and_said_so(caplog):
+    """Three frames of moving bright lines, then the video ends: too few of their strokes stayed."""
+    assert refusals([background(n, "lines") for n in range(3)], SETTINGS, caplog) == [
+        "band 0, 0.00-0.12 s: strokes seen, too few stable ones for text (raise or lower segment.min_text_share)"]
+
+
+def test_stable_strokes_strewn_thinly_are_refused_and_said_so(caplog):
+    """A railing (bars 40 pixels apart) for 10 frames: stable, but no line of it packed like text."""
+    assert refusals([fence(background(n, "flat"), spacing=40) for n in range(10)], SETTINGS, caplog) == [
+        "band 0, 0.00-0.40 s: strokes seen, none packed like a text line (segment.min_line_density)"]
+
+
+def test_a_few_stable_specks_over_several_rows_are_refused_and_said_so(caplog):
+    settings = measured(THIN_PLAIN, thin_line(dim_picture(40)))
+    rows, columns = STREWN
+    assert refusals([specks(dim_picture(n), rows, columns) for n in range(10)], settings, caplog) == [
+        "band 0, 0.00-0.40 s: few stable strokes, strewn: no line holds as many as the subtitles' "
+        "(segment.line_text_share)"]
+
+
+def test_a_segment_kept_is_said_with_its_frames(caplog):
+    pictures = [with_text(background(n, "gradient"), "HELLO WORLD") if n >= 2 else background(n, "gradient")
+                for n in range(6)]
+    with caplog.at_level(logging.DEBUG, logger="subextract.stages.segment"):
+        assert boundaries(pictures) == [(2, 6, 1, 5, True)]
+    assert [record.getMessage() for record in caplog.records] == ["band 0, 0.08-0.24 s: segment of 4 frames"]
+
+
+# --------------------------------------------------------------------------------------------
+# The frames kept for a segment's OCR picture
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("limit, kept", [(0, [0]), (1, [0]), (2, [0, 8]), (4, [0, 4, 8]), (8, [0, 2, 4, 6, 8]),
+                                         (10, list(range(10)))])
+def test_the_frames_kept_are_spread_evenly_over_the_segment(limit, kept):
+    """At most ``limit`` frames: each time one more would be kept, every second one goes and the
+    stride doubles."""
+    keeper = _FrameKeeper(limit)
+    for n in range(10):
+        keeper.offer(np.full((2, 2), n, np.uint8))
+    assert [int(frame[0, 0]) for frame in keeper.frames] == kept and keeper.seen == 10
+    assert keeper.median().dtype == np.uint8
