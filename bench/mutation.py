@@ -95,6 +95,34 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
         ("segment.before_start = earlier[count][0] if count < len(earlier) else None",
          "segment.before_start = earlier[count][0] if count <= len(earlier) else None"): _DEAD_ELSE,
     },
+    "subextract/stages/mask.py": {
+        **{(line, line.replace("TOLERANCE", "None")): "OpenCV's default kernel (None) is the 3x3 rectangle that "
+           "TOLERANCE is" for line in (
+               "a_only = np.count_nonzero(a_u8 & ~cv2.dilate(b_u8, TOLERANCE).view(bool))",
+               "b_only = np.count_nonzero(b_u8 & ~cv2.dilate(a_u8, TOLERANCE).view(bool))",
+               "missing = np.count_nonzero(core.view(np.uint8) & ~cv2.dilate(mask.view(np.uint8), TOLERANCE)"
+               ".view(bool))",
+               "kept = core & cv2.dilate(mask.view(np.uint8), TOLERANCE).view(bool)")},
+        ("tight = line_boxes(core, core.shape, pad=False)", "tight = line_boxes(core, core.shape, pad=None)"):
+            "None is as false as False where pad is read",
+        ("if count < max(line, 0.25 * core_count):", "if count < max(line, 0.25 / core_count):"):
+            "a shortcut: the test after it asks for at least max(line, 0.25 * core_count) again",
+        ("if not a_only.any() or not b_only.any():", "if not a_only.any() and not b_only.any():"):
+            "with one side empty its window sums are 0, below the 5 % floor: no window has both, False all the same",
+        ("window = (max(3, int(np.median(heights))),) * 2 if heights else (9, 9)",
+         "window = (max(4, int(np.median(heights))),) * 2 if heights else (9, 9)"):
+            "line_boxes keeps lines of 4 rows or more, so the median height is at least 4",
+        ("needed = np.maximum(share * strokes, 0.05 * window[0] * window[1])",
+         "needed = np.maximum(share * strokes, 0.05 * window[1] * window[1])"): "the window is square",
+        **{(f"{name} = cv2.boxFilter({mask}.astype(np.float32), -1, window, normalize=False){tail}",
+            f"{name} = cv2.boxFilter({mask}.astype({dtype}), {depth}, window, normalize=False){tail}"):
+           "float64 sums of a few thousand 0/1 pixels are exact, and ddepth -2 is OpenCV's 'as the source' as -1 is"
+           for name, mask, tail in (("strokes", "(a | b)", ""), ("own_a", "a_only", " >= needed"),
+                                    ("own_b", "b_only", " >= needed"))
+           for dtype, depth in (("None", "-1"), ("np.float32", "-2"))},
+        ("if boxes and holds_text_line(core, settings) else 0", "if boxes and holds_text_line(core, settings) else 1"):
+            "line_boxes keeps lines of 4 rows or more: none is shorter than 1 row either",
+    },
     "subextract/stages/source.py": {
         ('value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", "")',
          'value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", None)'): _TIMEOUT_UNSET,

@@ -293,6 +293,8 @@ def test_is_line_like_weighs_the_strokes_by_the_box_of_their_middle_ninety_perce
     density = 0.9 * 2000 / (18.1 * 90.1)
     assert is_line_like(block, 2000, density - 1e-3) and not is_line_like(block, 2000, density + 1e-3)
     assert not is_line_like(block, 2001, 0.0)
+    row = strokes((10, 40), (0, 5, 21, 6))  # 21 strokes in a row: the middle ninety percent span columns 1-19
+    assert is_line_like(row, 21, 0.9 * 21 / 19)  # exactly at min_density: line-like
 
 
 def test_dense_lines_are_the_line_boxes_packed_at_min_density():
@@ -413,3 +415,7 @@ def test_with_the_videos_lower_minimum_a_line_added_to_a_text_line_holds_as_many
     assert adds_line(specks, specks | fewer, own) is not None
     assert adds_line(specks, specks | strokes(BAND, (200, 50, 230, 60), step=5), own) is not None  # 60
     assert adds_line(specks, specks | strokes(BAND, (200, 50, 225, 60), step=5), own) is None  # 50
+    # more specks than the minimum, still no text line: the added line needs the minimum, not as many
+    many = strokes(BAND, (0, 0, 640, 80), step=32) & (np.arange(80)[:, None] % 16 == 0)
+    assert np.count_nonzero(many) == 100 and not holds_text_line(many, own)
+    assert adds_line(many, many | strokes(BAND, (200, 50, 240, 60), step=5), own) is not None  # 80
