@@ -33,7 +33,21 @@ def test_a_sliver_of_ascenders_or_descenders_belongs_to_its_line(where):
         _strokes(mask, 34, 39, 200, 440, step=20)
     else:
         _strokes(mask, 53, 58, 200, 440, step=20)
-    assert _rows(line_boxes(mask, mask.shape, pad=False)) == [(34, 52) if where == "above" else (40, 58)]
+    joined = line_boxes(mask, mask.shape, pad=False, join_slivers=True)
+    assert _rows(joined) == [(34, 52) if where == "above" else (40, 58)]
+
+
+def test_the_text_test_sees_a_line_without_the_specks_near_it():
+    """The segmenter's test of whether strokes are text (dense_lines) measures a line on its own
+    rows: a speck of the picture a few rows above it, joined, thinned a Chinese line out of
+    segment.min_line_density and lost a cue of the zh_bottom sample."""
+    from subextract.stages.mask import dense_lines
+
+    mask = np.zeros((90, 640), bool)
+    _strokes(mask, 40, 70, 200, 440, step=2)  # a dense line, 30 rows
+    mask[30:36, 150:600:30] = True  # a sparse speck row, 6 rows high, 4 rows above it, wider
+    assert _rows(line_boxes(mask, mask.shape, pad=False, join_slivers=True)) == [(30, 70)]
+    assert _rows(dense_lines(mask, SEGMENT.min_line_density)) == [(40, 70)]
 
 
 def test_two_lines_of_one_size_and_a_short_line_stay_lines():
@@ -41,7 +55,7 @@ def test_two_lines_of_one_size_and_a_short_line_stay_lines():
     _strokes(mask, 14, 30, 150, 490)
     _strokes(mask, 32, 48, 200, 440)  # set close under it
     _strokes(mask, 56, 67, 300, 340)  # "hmm.": short, lowercase, its own line
-    assert _rows(line_boxes(mask, mask.shape, pad=False)) == [(14, 30), (32, 48), (56, 67)]
+    assert _rows(line_boxes(mask, mask.shape, pad=False, join_slivers=True)) == [(14, 30), (32, 48), (56, 67)]
 
 
 def _italic_mask(lines: tuple[str, ...], size: int) -> np.ndarray:
@@ -64,6 +78,7 @@ def _italic_mask(lines: tuple[str, ...], size: int) -> np.ndarray:
 def test_an_italic_serif_line_is_one_box(lines, size):
     """Noto Serif Italic leaves a blank row above its descenders at these sizes: split off, they
     made a third box (5 rows, read as a garbled line)."""
-    boxes = line_boxes(_italic_mask(lines, size), (40 + int(1.3 * size) * len(lines), 640), pad=False)
+    boxes = line_boxes(_italic_mask(lines, size), (40 + int(1.3 * size) * len(lines), 640), pad=False,
+                       join_slivers=True)
     assert len(boxes) == len(lines)
     assert all(y1 - y0 >= 0.6 * size for _, y0, _, y1 in boxes)

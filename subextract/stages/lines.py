@@ -79,9 +79,12 @@ def _with_fragments_joined(rows: np.ndarray, lines: list[tuple[int, int]]) -> li
 
 
 def line_boxes(core: np.ndarray, band_shape: tuple[int, int], min_height: int = 4,
-               pad: bool = True) -> tuple[LineBox, ...]:
+               pad: bool = True, join_slivers: bool = False) -> tuple[LineBox, ...]:
     """Boxes (in band pixels) of the text lines in a stroke mask computed on a scaled band,
-    with a margin for the recogniser unless ``pad`` is false."""
+    with a margin for the recogniser unless ``pad`` is false. ``join_slivers``: the boxes a line
+    is read from, with the slivers of its rows joined to it (``_with_fragments_joined``); the
+    tests of whether strokes are text leave them out, since a speck of the picture near a line
+    joined to it would thin the line's density out of a text line's."""
     scale_y = band_shape[0] / core.shape[0]
     scale_x = band_shape[1] / core.shape[1]
     rows = np.count_nonzero(core, axis=1)
@@ -90,7 +93,7 @@ def line_boxes(core: np.ndarray, band_shape: tuple[int, int], min_height: int = 
     boxes = []
     runs = _runs(rows >= max(2, 0.08 * rows.max()), max_gap=1)
     lines = [line for run in runs for line in _split_stacked(rows, *run, min_height)]
-    for y0, y1 in _with_fragments_joined(rows, lines):
+    for y0, y1 in _with_fragments_joined(rows, lines) if join_slivers else lines:
         height = y1 - y0 + 1
         if height < min_height:
             continue

@@ -166,8 +166,8 @@ def text_lines(core: np.ndarray, picture_shape: tuple[int, int], min_density: fl
     strokes packed as densely as a text line's glyphs. Static background that passes a test with
     no outline (highlights on water, a fence) strews its strokes thinly over band-wide "lines":
     a crop of one is not worth recognising, and it would send the whole picture to the detector."""
-    tight = line_boxes(core, core.shape, pad=False)
-    padded = line_boxes(core, picture_shape)
+    tight = line_boxes(core, core.shape, pad=False, join_slivers=True)
+    padded = line_boxes(core, picture_shape, join_slivers=True)
     return tuple(box for tight_box, box in zip(tight, padded) if _dense(core, tight_box, min_density))
 
 
