@@ -301,3 +301,51 @@ def truncated_faststart(media, zh_clip) -> Path:
     out = media / "zh_truncated_faststart.mp4"
     out.write_bytes(data[: int(len(data) * 0.4)])
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# The bundled samples, each read once per session with the default preset
+# --------------------------------------------------------------------------------------------
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_videos"
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    srt: Path
+    stderr: str  # the run's summary line included (no --quiet)
+
+
+@pytest.fixture(scope="session")
+def sample_runs(tmp_path_factory) -> dict[str, SampleRun]:
+    """Every bundled sample with ground truth extracted by the real CLI, default preset, every
+    line kept: shared by the end-to-end scores, the OCR-call count and the exact-timing checks,
+    which would otherwise each read the same samples again."""
+    import sys
+
+    folder = tmp_path_factory.mktemp("samples")
+    runs = {}
+    for video in sorted(p for p in SAMPLES.glob("*.mp4") if p.with_suffix(".srt").exists()):
+        out = folder / f"{video.stem}.srt"
+        result = subprocess.run([sys.executable, "-m", "subextract", str(video), "-o", str(out)], capture_output=True,
+                                text=True, timeout=600, check=False)
+        assert result.returncode == 0, result.stderr
+        assert "traceback" not in result.stderr.lower()
+        runs[video.stem] = SampleRun(out, result.stderr)
+    return runs
+
+
+# --------------------------------------------------------------------------------------------
+# The vLLM modules' run in their own virtualenv starts as soon as the session knows it is wanted
+# --------------------------------------------------------------------------------------------
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    from test_vllm_suite import start_in_background
+
+    start_in_background(session.items)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from test_vllm_suite import stop_background
+
+    stop_background()

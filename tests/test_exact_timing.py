@@ -35,9 +35,9 @@ def boundary_errors(reference: list[TimedText], hypothesis: list[TimedText]) -> 
 
 
 @pytest.fixture(scope="module")
-def extracted(tmp_path_factory):
+def extracted(tmp_path_factory, sample_runs):
     folder = tmp_path_factory.mktemp("exact")
-    cache: dict[tuple[str, str], Path] = {}
+    cache: dict[tuple[str, str], Path] = {(stem, "default"): run.srt for stem, run in sample_runs.items()}
 
     def get(video: Path, mode: str) -> Path:
         if (video.stem, mode) not in cache:
