@@ -46,6 +46,7 @@ class RegionSettings:
     max_line_height: Share
     edge_zone: Share
     same_edges: Share
+    same_glyphs: Share
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,8 @@ class _OcrWorker:
 class _ReadingCache:
     """A repeated subtitle (same mask) reuses its earlier reading instead of another OCR call, and
     so does a segment split off the one just before it that keeps the same strokes at the same
-    pixels both ways (a cut under the subtitle split it; text replaced in place keeps few)."""
+    pixels both ways, with no glyph changed (a cut under the subtitle split it; text replaced in
+    place keeps few; a line changed in one character keeps all but that one)."""
 
     def __init__(self, settings: SegmentSettings) -> None:
         self._seen: dict[int, list[tuple[Segment, int, int]]] = {}
@@ -184,7 +185,8 @@ class _ReadingCache:
             before, key = latest
             if before.end == segment.start and before.mask.shape == segment.mask.shape \
                     and exact_lost_share(before.mask, segment.mask) <= s.change_threshold \
-                    and exact_lost_share(segment.mask, before.mask) <= s.change_threshold:
+                    and exact_lost_share(segment.mask, before.mask) <= s.change_threshold \
+                    and not glyph_changed(before.mask, segment.mask, s.repeat_glyph_change):
                 return key
         return None
 
@@ -246,6 +248,7 @@ class VideoScan:
     bands: list[Band]
     request: DecodeRequest
     segment_settings: SegmentSettings
+    warnings: list[str] = field(default_factory=list)  # the region search's, for the result
 
 
 @dataclass
@@ -304,7 +307,7 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     # and a fade is measured on the OCR picture, which is not in the plane of a chroma mask.
     if settings.sample.fps or request.mask_plane:
         segment_settings = replace(segment_settings, fade_frames=0)
-    return VideoScan(video, info, start, end, bands, request, segment_settings)
+    return VideoScan(video, info, start, end, bands, request, segment_settings, region.warnings)
 
 
 def _standalone_detector(settings: Settings) -> Callable[[], object]:
@@ -403,6 +406,7 @@ def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], 
                     for segment, key in segments]
     warnings, complete = ([], False) if engine_error is not None else _decode_warnings(report, info, start, end,
                                                                                         last_pts)
+    warnings = [*scan.warnings, *warnings]
     stats.frames, stats.segments = report.frames, len(segments)
     cues = _cues(segments, readings, settings, lang, len(scan.bands))
     if report.refused:

@@ -26,7 +26,7 @@ import numpy as np
 from subextract.config import SegmentSettings
 from subextract.schema import Segment
 from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, centred,
-                                    exact_lost_share, fading_out, has_dense_line, has_text_line, holds_text_line,
+                                    exact_lost_share, fading_out, glyph_replaced, has_dense_line, has_text_line, holds_text_line,
                                     is_line_like, line_like, lost_share, mask_hash, min_text_pixels, still_shown,
                                     stroke_lift, text_lines, text_mask)
 
@@ -109,6 +109,7 @@ class _OpenSegment:
     replaced_before: float | None = None
     replaced_frames: int = 0
     after_gap: bool = False  # opened after a frame without text (not split off another segment)
+    text_changed: bool = False  # split off the segment before it where a glyph of that one's text changed
     # The latest frame's added line (_added_line), asked for twice a frame: (its mask, frames, line).
     added_memo: tuple[np.ndarray, int, np.ndarray | None] | None = None
 
@@ -157,6 +158,7 @@ class Segmenter:
         self._previous_pts: float | None = None
         self._fading: _Fading | None = None
         self._last_end: float | None = None  # end of the latest segment yielded
+        self._last: Segment | None = None  # the latest segment closed
         # Analysis views of the latest frames, for a new segment's look back at a fade-in.
         self._views: deque[tuple[float, np.ndarray]] = deque(
             maxlen=2 * settings.confirm_frames + settings.fade_frames + settings.look_back_frames + 2)
@@ -231,6 +233,8 @@ class Segmenter:
                     self._absorb_gain(current)
             elif settled and self._track_replacement(current, mask, pts):
                 yield from self._split_at(current, current.replaced_start, current.replaced_before)
+            elif settled and (replaced := self._glyph_replaced(current, mask, pts)) is not None:
+                yield from self._split_at(current, *replaced, text_changed=True)
         if not held and (has_text or (holds_text and self._open is not None)):
             if self._open is None:
                 self._open = self._new_segment(pts, self._previous_pts)
@@ -257,13 +261,15 @@ class Segmenter:
         while len(segment.recent) > self.settings.confirm_frames:
             segment.keeper.offer(segment.recent.popleft().band)
 
-    def _split_at(self, segment: _OpenSegment, start: float, before: float | None) -> Iterator[Segment]:
+    def _split_at(self, segment: _OpenSegment, start: float, before: float | None,
+                  text_changed: bool = False) -> Iterator[Segment]:
         """The new text appeared at ``start`` (``before`` is the frame before it): close the old
         segment there, start the new one there."""
         carried = [frame for frame in segment.recent if frame.pts >= start]
         segment.recent = deque(frame for frame in segment.recent if frame.pts < start)
         segment.last_shown = before if before is not None else segment.start
         successor = self._new_segment(start, before)
+        successor.text_changed = text_changed
         yield from self.finish(start)
         for frame in carried:
             self._add(successor, frame)
@@ -337,6 +343,19 @@ class Segmenter:
             segment.replaced_start, segment.replaced_before = pts, self._previous_pts
         segment.replaced_frames += 1
         return segment.replaced_frames >= self.settings.confirm_frames
+
+    def _glyph_replaced(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> tuple[float, float] | None:
+        """(the first frame's PTS, the PTS of the frame before it) when this frame and the ones
+        before it (``confirm_frames`` in all) changed a glyph of the core at one place since the
+        frame before them (``glyph_replaced``): a line replaced by one that differs in a character
+        or two (a counter, a name before each line) loses too few strokes for the other tests."""
+        count = self.settings.confirm_frames - 1
+        frames = list(segment.recent)[-count - 1:]
+        if len(frames) < count + 1 or not glyph_replaced(segment.core, frames[0].mask,
+                                                         [*(frame.mask for frame in frames[1:]), mask],
+                                                         self.settings.repeat_glyph_change):
+            return None
+        return (frames[1].pts, frames[0].pts) if count else (pts, frames[0].pts)
 
     def _ring(self, core: np.ndarray) -> np.ndarray:
         return cv2.dilate(core.view(np.uint8), BESIDE).view(bool) & ~core
@@ -425,6 +444,15 @@ class Segmenter:
         yield from self._release_fade()
         yield from self._close(end_pts)
 
+    def _replaces(self, last: Segment | None, start: float, core: np.ndarray) -> bool:
+        """Whether a segment starting at ``start`` with ``core`` shows another text than ``last``
+        right before it: each keeps few of the other's strokes at their very pixels (a line
+        moved by a character, as centred lines do when one grows). The same text split by a
+        change of the picture behind keeps them, and so does its fade-in or a passing object."""
+        return last is not None and last.end == start and last.mask.shape == core.shape \
+            and exact_lost_share(last.mask, core) > self.settings.exact_change_threshold \
+            and exact_lost_share(core, last.mask) > self.settings.exact_change_threshold
+
     def _close(self, end_pts: float) -> Iterator[Segment]:
         segment, self._open = self._open, None
         if segment is None or segment.core is None:
@@ -449,10 +477,13 @@ class Segmenter:
                      segment.keeper.seen)
         image, core = segment.keeper.median(), segment.core
         self._last_end = end_pts
-        yield Segment(band=self.band_index, start=segment.start, end=end_pts,
-                      frame_count=segment.keeper.seen, settled=segment.frames >= self.settings.confirm_frames,
-                      before_start=segment.before_start,
-                      last_shown=segment.last_shown, image=image,
-                      mask_hash=mask_hash(core), mask=core,
-                      lines=centred(text_lines(core, image.shape, self.settings.min_line_density), image.shape[1],
-                                    self.settings.centred_lines))
+        last = self._last
+        self._last = Segment(band=self.band_index, start=segment.start, end=end_pts,
+                             frame_count=segment.keeper.seen, settled=segment.frames >= self.settings.confirm_frames,
+                             before_start=segment.before_start,
+                             last_shown=segment.last_shown, image=image,
+                             mask_hash=mask_hash(core), mask=core,
+                             lines=centred(text_lines(core, image.shape, self.settings.min_line_density),
+                                           image.shape[1], self.settings.centred_lines),
+                             text_changed=segment.text_changed or self._replaces(last, segment.start, core))
+        yield self._last
