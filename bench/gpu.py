@@ -13,6 +13,13 @@ every reply is forced to ``--tokens`` tokens (min = max, end of sequence ignored
 subtitle line (24 tokens by default), and the table states it.
 
 Engines and settings (``--sets``, comma-separated):
+  peak               the GPU's bf16 matrix rate (an 8192^3 product): with the crop's arithmetic from the
+                     model's config it gives the ceiling in crops/s and each setting's MFU (ceiling.md)
+  vllm-shipped       the in-process engine with the preset as shipped (its options and ``vision_tower``)
+  vllm-pixels        the same with ``vision_tower: vllm``: vLLM gets the pictures (subextract's vLLM
+                     plugin runs HunYuanVL's tower batched per step)
+  vllm-native        the engine before subextract's plugin: vLLM's own HunYuanVL, its tower once per crop,
+                     on the V1 model runner (the V2 runner cannot start that class)
   transformers       the transformers engine (PyTorch generate) at batch 1 and batched (``--tf-batch``)
   vllm-default       the in-process vLLM engine with vLLM's own defaults (compiled, CUDA graphs;
                      chunked prefill is on by default in vLLM's V1 engine)
@@ -26,7 +33,9 @@ Engines and settings (``--sets``, comma-separated):
                      R ``vllm serve`` replicas on the one GPU, each with A API-server processes,
                      requests kept in flight continuously by a streaming client; plus the product's
                      openai engine against the first replica. ``seq``: each replica started once
-                     the one before has measured its memory; ``vis``: the vision tower batched
+                     the one before has measured its memory; ``vis``: the vision tower batched;
+                     ``ship``: the server line docs/gpu.md gives for the preset (compiled) instead of
+                     the benchmark's eager one
 
   replicas-rR[-compiled]
                      R in-process engines (the product's ``--engine vllm``), one process each, on the
@@ -40,9 +49,14 @@ Load levels: in-process, a level is the number of crops in one ``read_batch`` (t
 together, so the full-response latency of each is the batch's time); over HTTP it is the number
 of requests kept in flight (a new one starts as soon as one ends).
 
+Every vLLM setting also records the prompt tokens vLLM makes of the engine's request (or the
+server of a chat request) against the model's Hugging Face processor's for the same picture, and
+the vision-tower settings the batched embeddings against the per-crop ones.
+
 Usage (on the GPU machine, with vLLM and torch importable):
+  python bench/gpu.py MODEL_DIR --make-model hunyuanocr      # a config-only HunyuanOCR-shaped model
   python bench/gpu.py MODEL_DIR --out DIR [--sets transformers,vllm-default,...] [--tokens 24]
-Writes DIR/results.json (every number) and DIR/table.md (the table docs/gpu.md carries).
+Writes DIR/results.json (every number), DIR/table.md (the table docs/gpu.md carries) and DIR/ceiling.md.
 """
 
 from __future__ import annotations
@@ -145,7 +159,9 @@ def read_with_latencies(engine: Any, crops: list[np.ndarray], tokens: int) -> tu
     metric of the same read where the engine logs stats, otherwise the time to a one-token
     reply of the same batch (transformers: no cache could make that second read cheaper)."""
     captured: list[Any] = []
-    if engine.name == "vllm":
+    # With the vision tower run by subextract, vLLM's own first-token clock starts after it: time a
+    # one-token reply of the whole read instead.
+    if engine.name == "vllm" and getattr(engine, "_tower", None) is None:
         generate = engine._llm.generate
 
         def recording(*args: Any, **kwargs: Any) -> Any:
@@ -157,7 +173,7 @@ def read_with_latencies(engine: Any, crops: list[np.ndarray], tokens: int) -> tu
     try:
         seconds = timed_read(engine, crops)
     finally:
-        if engine.name == "vllm":
+        if captured or (engine.name == "vllm" and getattr(engine, "_tower", None) is None):
             engine._llm.generate = generate
     firsts = [o.metrics.first_token_latency for o in captured if getattr(o, "metrics", None) is not None]
     if len(firsts) == len(crops) and all(v > 0 for v in firsts):
@@ -192,6 +208,78 @@ def in_process_levels(engine: Any, tokens: int, levels: tuple[int, ...], budget_
     return rows
 
 
+def checked(measure: Any) -> Any:
+    """A check's result, or its error as the result (a check that fails is a finding too)."""
+    try:
+        return measure()
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+
+
+def prompt_tokens(engine: Any, crop: np.ndarray) -> dict[str, Any]:
+    """The tokens vLLM makes of the engine's own request for one crop, against the model's Hugging
+    Face processor's for the chat template's prompt and the same picture."""
+    from transformers import AutoProcessor
+    from vllm import SamplingParams
+
+    from subextract.stages.ocr.vlm import prepare, to_pil
+
+    settings = engine.settings
+    picture = prepare(crop, settings.max_side, settings.max_pixels)
+    sent = engine._llm.generate(engine.requests([picture]), SamplingParams(max_tokens=1), use_tqdm=False)[0]
+    processor = AutoProcessor.from_pretrained(settings.model)
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": settings.prompt}]}]
+    text = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    reference = processor(text=[text], images=[to_pil(picture)], return_tensors="pt")["input_ids"][0].tolist()
+    return {"vllm": len(sent.prompt_token_ids), "hf_processor": len(reference),
+            "same_ids": list(sent.prompt_token_ids) == reference}
+
+
+def tower_against_per_crop(engine: Any, crops: list[np.ndarray]) -> dict[str, Any]:
+    """subextract's batched tower against transformers' own per-crop tower (the same module and
+    weights, one crop at a time), on the GPU in the engine's dtype: the largest relative difference."""
+    import torch
+
+    from subextract.stages.ocr.vlm import prepare
+
+    tower = engine._tower
+    pictures = [prepare(c, engine.settings.max_side, engine.settings.max_pixels) for c in crops]
+    batched = tower.embed(pictures)
+    worst = 0.0
+    with torch.inference_mode():
+        for picture, (embeds, grid) in zip(pictures, batched):
+            patches, _ = tower.patches([picture])
+            alone = tower.tower(patches[0].to(tower.dtype), grid_thw=grid.to(tower.device)).pooler_output
+            alone = alone.reshape(-1, alone.shape[-1]).float().cpu()
+            worst = max(worst, float((embeds.float() - alone).norm() / alone.norm()))
+    return {"max_relative_difference": worst, "crops": len(crops), "dtype": str(tower.dtype)}
+
+
+def vllm_tower_against_per_crop(engine: Any, crops: list[np.ndarray]) -> dict[str, Any]:
+    """subextract's plugin: vLLM's HunYuanVL tower batched by grid size against vLLM's own per-crop
+    loop, the same weights, inside the running engine."""
+    import torch
+    from transformers import AutoImageProcessor
+
+    from subextract.stages.ocr.vlm import prepare, to_pil
+
+    settings = engine.settings
+    batch = AutoImageProcessor.from_pretrained(settings.model).preprocess(
+        images=[to_pil(prepare(c, settings.max_side, settings.max_pixels)) for c in crops], return_tensors="pt")
+
+    def compare(model: Any) -> float:
+        from subextract.clients.vllm_hunyuan_vl import vision_tower
+
+        grids = batch["image_grid_thw"].tolist()
+        pixels = batch["pixel_values"].to(model.visual.device)
+        with torch.inference_mode():
+            batched = vision_tower(model.visual, pixels, grids)
+            alone = model.visual(pixels, grid_thw=grids)
+        return max(float((b.float() - a.float()).norm() / a.float().norm()) for b, a in zip(batched, alone))
+
+    return {"max_relative_difference": max(engine._llm.apply_model(compare)), "crops": len(crops)}
+
+
 def bulk(engine: Any, crops: list[np.ndarray]) -> dict[str, float]:
     seconds = timed_read(engine, crops)
     return {"crops": len(crops), "seconds": seconds, "crops_per_s": len(crops) / seconds}
@@ -208,6 +296,17 @@ def worker_in_process(args: argparse.Namespace) -> dict[str, Any]:
         settings = ocr_settings(args.preset, "vllm", args.model, args.tokens,
                                 {"load_format": "dummy", "trust_remote_code": False, "disable_log_stats": False},
                                 replace_options=True)
+    elif args.worker in ("vllm-shipped", "vllm-pixels", "vllm-native"):
+        # The preset as shipped (its options, its vision_tower), with random weights.
+        settings = ocr_settings(args.preset, "vllm", args.model, args.tokens,
+                                {"load_format": "dummy", "disable_log_stats": False})
+        if args.worker == "vllm-native":
+            # The engine before this round: vLLM's own HunYuanVL (its tower once per crop) on the V1 model
+            # runner (the V2 runner cannot start the native class), without subextract's vLLM plugin.
+            os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "0"
+            from subextract.clients import vllm_plugin
+
+            vllm_plugin.register = lambda: False
     elif args.worker == "vllm-nochunk":
         settings = ocr_settings(args.preset, "vllm", args.model, args.tokens,
                                 {"load_format": "dummy", "trust_remote_code": False, "disable_log_stats": False,
@@ -218,6 +317,11 @@ def worker_in_process(args: argparse.Namespace) -> dict[str, Any]:
         settings = ocr_settings(args.preset, "vllm", args.model, args.tokens,
                                 {"load_format": "dummy", "trust_remote_code": False, "disable_log_stats": False,
                                  "enforce_eager": True, "enable_chunked_prefill": True})
+    if args.worker in ("vllm-default", "vllm-nochunk", "vllm-pixels", "vllm-native"):
+        settings = dataclasses.replace(settings, vision_tower="vllm")  # vLLM is handed the pictures
+    if args.runner_v1:
+        os.environ["VLLM_USE_V2_MODEL_RUNNER"] = "0"
+        result["model_runner"] = "V1"
     if args.picture:
         width, height = (int(v) for v in args.picture.split("x"))
         settings = dataclasses.replace(settings, max_side=width, max_pixels=width * height)
@@ -236,6 +340,16 @@ def worker_in_process(args: argparse.Namespace) -> dict[str, Any]:
     force_reply_length(engine, args.tokens)
     engine.read_batch(crops[:4])  # warm-up: first-call allocations and kernels stay out of the numbers
     print(f"{args.worker}: up in {result['start_s']:.1f} s", flush=True)
+    if engine.name == "vllm":
+        result["vision_tower"] = "subextract" if getattr(engine, "_tower", None) is not None else "vllm"
+        result["prompt_tokens"] = checked(lambda: prompt_tokens(engine, crops[0]))
+        print(f"  prompt tokens: {result['prompt_tokens']}", flush=True)
+        if result["vision_tower"] == "subextract":
+            result["tower_check"] = checked(lambda: tower_against_per_crop(engine, crops[:4]))
+        elif args.worker == "vllm-pixels":
+            result["tower_check"] = checked(lambda: vllm_tower_against_per_crop(engine, crops[:4]))
+        if "tower_check" in result:
+            print(f"  tower check: {result['tower_check']}", flush=True)
 
     if engine.name == "transformers":
         result["batch1"] = bulk(engine, crops[:args.tf_n1])
@@ -249,12 +363,25 @@ def worker_in_process(args: argparse.Namespace) -> dict[str, Any]:
                                                   tuple(x for x in (4, 16, 64) if x <= max(args.tf_batch)),
                                                   args.level_budget))
         result["bulk"] = result[f"batch{max(args.tf_batch)}"]
+    elif args.worker == "vllm-native":  # slow: fewer crops and loads
+        result["bulk"] = bulk(engine, crops[:min(args.n, 128)])
+        print(f"  bulk 128: {result['bulk']['crops_per_s']:.1f} crops/s", flush=True)
+        result["levels"] = in_process_levels(engine, args.tokens, (1, 16), args.level_budget)
     else:
         result["bulk"] = bulk(engine, crops[:args.n])
         print(f"  bulk {args.n}: {result['bulk']['crops_per_s']:.1f} crops/s", flush=True)
         result["levels"] = in_process_levels(engine, args.tokens, args.levels['in_process'], args.level_budget)
         if args.worker == "vllm-preset":
             result["levers"] = in_process_levers(engine, crops, args)
+        elif args.worker == "vllm-shipped":
+            result["levers"] = {}
+            began_16 = time.perf_counter()
+            for start in range(0, 256, 16):
+                engine.read_batch(crops[start:start + 16])
+            result["levers"]["pipeline_16_at_a_time"] = {"crops": 256,
+                                                         "crops_per_s": 256 / (time.perf_counter() - began_16)}
+            print(f"  16 at a time: {result['levers']['pipeline_16_at_a_time']['crops_per_s']:.1f} crops/s",
+                  flush=True)
     result["doubling_load"] = doubling_level(result["levels"])
     return result
 
@@ -421,8 +548,29 @@ def vision_plugin(folder: Path) -> Path:
     return folder
 
 
+def shipped_server_options(preset: str, replicas: int) -> list[str]:
+    """The server line docs/gpu.md gives for the preset (its engine options as `vllm serve`
+    flags: compiled, CUDA graphs), the memory split between the replicas."""
+    from subextract.config import load_settings
+
+    options = dict(load_settings(preset).ocr.engine_options)
+    options["gpu_memory_utilization"] = round(options.get("gpu_memory_utilization", 0.9) / replicas, 3)
+    options.pop("trust_remote_code", None)  # the benchmark's local model is read natively
+    flags = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is False:
+            flags.append("--no-" + key.replace("_", "-"))
+        elif value is True:
+            flags.append(flag)
+        else:
+            flags += [flag, json.dumps(value) if isinstance(value, (dict, list)) else str(value)]
+    return flags
+
+
 def start_servers(args: argparse.Namespace, replicas: int, api_servers: int, log_dir: Path,
-                  one_after_another: bool = False, batched_vision: bool = False) -> list[subprocess.Popen]:
+                  one_after_another: bool = False, batched_vision: bool = False,
+                  shipped: bool = False) -> list[subprocess.Popen]:
     """R ``vllm serve`` replicas. Started together, vLLM's memory profiling of one sees the others
     allocate and asserts; ``one_after_another`` starts each once the one before has measured its
     memory (its log's "Available KV cache memory") or is ready."""
@@ -437,10 +585,13 @@ def start_servers(args: argparse.Namespace, replicas: int, api_servers: int, log
         entry = ["vllm.entrypoints.cli.main", "serve"] if api_servers > 1 else ["vllm.entrypoints.openai.api_server",
                                                                                 "--model"]
         command = [sys.executable, "-m", *entry, args.model, "--load-format", "dummy",
-                   "--host", "127.0.0.1", "--port", str(args.port + r), "--max-model-len", "4096",
-                   "--max-num-seqs", "512", "--max-num-batched-tokens", "16384", "--no-enable-prefix-caching",
-                   "--mm-processor-cache-gb", "0", "--limit-mm-per-prompt", '{"image": 1}', "--enforce-eager",
-                   "--gpu-memory-utilization", f"{0.85 / replicas:.3f}"]
+                   "--host", "127.0.0.1", "--port", str(args.port + r)]
+        if shipped:
+            command += shipped_server_options(args.preset, replicas)
+        else:
+            command += ["--max-model-len", "4096", "--max-num-seqs", "512", "--max-num-batched-tokens", "16384",
+                        "--no-enable-prefix-caching", "--mm-processor-cache-gb", "0", "--limit-mm-per-prompt",
+                        '{"image": 1}', "--enforce-eager", "--gpu-memory-utilization", f"{0.85 / replicas:.3f}"]
         if api_servers > 1:
             command += ["--api-server-count", str(api_servers)]
         log_path = log_dir / f"server{r}.log"
@@ -482,12 +633,12 @@ def worker_server(args: argparse.Namespace) -> dict[str, Any]:
     api_servers, replicas = int(api_part[1:]), int(replica_part[1:])
     result: dict[str, Any] = {"setting": args.worker, "tokens": args.tokens, "replicas": replicas,
                               "api_servers": api_servers, "one_after_another": "seq" in flags,
-                              "batched_vision": "vis" in flags}
+                              "batched_vision": "vis" in flags, "shipped_options": "ship" in flags}
     crops = band_crops(64, seed=1)
     urls_png = [png_url(c) for c in crops]
     log_dir = Path(args.out)
     began = time.perf_counter()
-    processes = start_servers(args, replicas, api_servers, log_dir, "seq" in flags, "vis" in flags)
+    processes = start_servers(args, replicas, api_servers, log_dir, "seq" in flags, "vis" in flags, "ship" in flags)
     bases = [f"http://127.0.0.1:{args.port + r}" for r in range(replicas)]
     try:
         wait_ready(processes, bases, args.ready_timeout)
@@ -505,6 +656,8 @@ def worker_server(args: argparse.Namespace) -> dict[str, Any]:
                                                              {"type": "text", "text": prompt}]}]}
                   for u in urls_png]
         urls = [b + "/v1/chat/completions" for b in bases]
+        result["prompt_tokens"] = checked(lambda: served_prompt_tokens(args, urls[0], model, prompt, crops[0]))
+        print(f"  prompt tokens: {result['prompt_tokens']}", flush=True)
         levels: dict[str, dict[str, Any]] = {}
         with ProcessPoolExecutor(max_workers=8) as pool:
             http_level(pool, urls, bodies, 8, 16)  # warm-up
@@ -529,6 +682,24 @@ def worker_server(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def served_prompt_tokens(args: argparse.Namespace, url: str, model: str, prompt: str,
+                         crop: np.ndarray) -> dict[str, Any]:
+    """The prompt tokens the server counts for one chat request (its own chat rendering), against
+    the model's Hugging Face processor's for the same picture."""
+    import httpx
+    from PIL import Image
+    from transformers import AutoProcessor
+
+    body = {"model": model, "max_tokens": 1, "messages": [{"role": "user", "content": [
+        {"type": "image_url", "image_url": {"url": png_url(crop)}}, {"type": "text", "text": prompt}]}]}
+    served = httpx.post(url, json=body, timeout=120).json()["usage"]["prompt_tokens"]
+    processor = AutoProcessor.from_pretrained(args.model)
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
+    text = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    reference = processor(text=[text], images=[Image.fromarray(crop).convert("RGB")], return_tensors="pt")
+    return {"server": served, "hf_processor": int(reference["input_ids"].shape[1])}
+
+
 def product_openai_engine(args: argparse.Namespace, server: str) -> dict[str, Any]:
     """subextract's own --engine openai (PNG per request, bounded concurrency) on 512 crops."""
     from subextract.config import load_settings
@@ -536,7 +707,7 @@ def product_openai_engine(args: argparse.Namespace, server: str) -> dict[str, An
 
     crops = band_crops(min(args.n, 256), seed=2)
     rows = {}
-    for concurrency in (16, 128):
+    for concurrency in (16, 128, 256):
         overrides = {"engine": "openai", "server": server, "model": "", "concurrency": concurrency,
                      "max_tokens": args.tokens}
         settings = load_settings(args.preset, overrides={"ocr": overrides})
@@ -685,6 +856,139 @@ def worker_replicas(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+# -- the ceiling: the arithmetic one crop needs against the GPU's matrix rate -----------------------------
+
+DATASHEET_BF16_TFLOPS = 989.4  # H100/H200 SXM, dense bf16 (the datasheet's lead; the bench measures its own)
+
+
+def worker_peak(args: argparse.Namespace) -> dict[str, Any]:
+    """The GPU's bf16 matrix rate through PyTorch: an 8192^3 product on random data, the median of
+    ten after three warm-ups (METHOD.md's ceiling)."""
+    import torch
+
+    size = 8192
+    a, b = (torch.randn(size, size, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    times = []
+    for i in range(13):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.mm(a, b)
+        end.record()
+        torch.cuda.synchronize()
+        if i >= 3:
+            times.append(start.elapsed_time(end) / 1000)
+    return {"setting": "peak", "bf16_tflops": 2 * size ** 3 / statistics.median(times) / 1e12,
+            "device": torch.cuda.get_device_name()}
+
+
+def crop_arithmetic(model_dir: str, preset: str, tokens: int, picture: str = "") -> dict[str, Any]:
+    """Floating-point operations (a multiply-add is two) to read one crop, from the model's config
+    and its processor: every linear layer and convolution of the vision tower over the crop's
+    patches (the patch grid the model's image processor makes of the preset's crop), the merger's
+    over the merged patches and the visual tokens, the text model's over the prompt (its tokens as
+    the processor makes them) and the reply's steps, the output projection once per reply token,
+    and attention's two products (the tower's over each crop's patches, the text model's causal
+    prefill and each decode step over its context). HunYuanVL's module names; other models count
+    their whole tower at the patch count."""
+    import torch
+    import transformers
+
+    from subextract.config import load_settings
+    from subextract.stages.ocr.vlm import prepare, to_pil
+
+    settings = load_settings(preset).ocr
+    max_side, max_pixels = settings.max_side, settings.max_pixels
+    if picture:
+        width, height = (int(v) for v in picture.split("x"))
+        max_side, max_pixels = width, width * height
+    crop = prepare(band_crops(1)[0], max_side, max_pixels)
+    processor = transformers.AutoProcessor.from_pretrained(model_dir)
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": settings.prompt}]}]
+    text = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    inputs = processor(text=[text], images=[to_pil(crop)], return_tensors="pt")
+    _, grid_h, grid_w = (int(v) for v in inputs["image_grid_thw"][0])
+    config = transformers.AutoConfig.from_pretrained(model_dir)
+    with torch.device("meta"):
+        model = transformers.AutoModelForImageTextToText.from_config(config)
+    prompt = int(inputs["input_ids"].shape[1])
+    visual_tokens = int((inputs["input_ids"][0] == config.image_token_id).sum())
+    patches = grid_h * grid_w
+    merge = config.vision_config.spatial_merge_size
+    vision = text_linear = head = 0.0
+    for name, module in model.named_modules():
+        if not isinstance(module, (torch.nn.Linear, torch.nn.Conv2d)):
+            continue
+        weights = module.weight.numel()
+        if "lm_head" in name:
+            head += 2 * weights * tokens
+        elif "vision" in name or "visual" in name:
+            rows = patches
+            if "merger" in name:
+                rows = visual_tokens if isinstance(module, torch.nn.Linear) else patches // merge ** 2
+            vision += 2 * weights * rows
+        else:
+            text_linear += 2 * weights * (prompt + tokens - 1)
+    vc, tc = config.vision_config, config.text_config
+    vision += 4 * patches ** 2 * vc.hidden_size * vc.num_hidden_layers
+    width = tc.num_attention_heads * (tc.head_dim or tc.hidden_size // tc.num_attention_heads)
+    attention = 4 * width * tc.num_hidden_layers * (prompt ** 2 / 2 + tokens * (prompt + tokens / 2))
+    total = vision + text_linear + head + attention
+    return {"picture": f"{crop.shape[1]}x{crop.shape[0]}", "resized_to": f"{grid_w * vc.patch_size}x"
+            f"{grid_h * vc.patch_size}", "patches": patches, "visual_tokens": visual_tokens, "prompt_tokens": prompt,
+            "reply_tokens": tokens, "vision_tflop": vision / 1e12,
+            "text_tflop": (text_linear + head + attention) / 1e12,
+            "tflop_per_crop": total / 1e12}
+
+
+def ceiling(args: argparse.Namespace, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ceiling in crops/s (the measured matrix rate over one crop's arithmetic) and each
+    setting's achieved share of it (MFU)."""
+    arithmetic = crop_arithmetic(args.model, args.preset, args.tokens, args.picture)
+    peak = next((r for r in results if r.get("setting") == "peak" and "bf16_tflops" in r), None)
+    rate = peak["bf16_tflops"] if peak else DATASHEET_BF16_TFLOPS
+    out = {"setting": "ceiling", **arithmetic, "peak_tflops": rate,
+           "peak_source": "measured (8192^3 bf16 product)" if peak else "datasheet",
+           "ceiling_crops_per_s": rate / arithmetic["tflop_per_crop"],
+           "datasheet_ceiling_crops_per_s": DATASHEET_BF16_TFLOPS / arithmetic["tflop_per_crop"], "mfu": {}}
+    for r in results:
+        rate_crops = r.get("bulk", {}).get("crops_per_s")
+        if rate_crops and r.get("setting") not in ("peak", "ceiling"):
+            out["mfu"][r["setting"]] = rate_crops * arithmetic["tflop_per_crop"] / rate
+    return out
+
+
+def ceiling_text(c: dict[str, Any]) -> str:
+    lines = [f"One crop ({c['picture']}, resized by the processor to {c['resized_to']}: {c['patches']} patches, "
+             f"{c['visual_tokens']} visual tokens, a {c['prompt_tokens']}-token prompt, {c['reply_tokens']} reply "
+             f"tokens): {c['vision_tflop']:.3f} TFLOP vision tower + {c['text_tflop']:.3f} TFLOP text = "
+             f"{c['tflop_per_crop']:.3f} TFLOP.",
+             f"Tensor-core ceiling at {c['peak_tflops']:.0f} TFLOP/s ({c['peak_source']}): "
+             f"{c['ceiling_crops_per_s']:.0f} crops/s (datasheet {DATASHEET_BF16_TFLOPS:.0f}: "
+             f"{c['datasheet_ceiling_crops_per_s']:.0f}); 50 % of it: {c['ceiling_crops_per_s'] / 2:.0f}.", ""]
+    lines += ["| setting | MFU (achieved share of the ceiling) |", "|---|---|"]
+    lines += [f"| {name} | {share * 100:.1f} % |" for name, share in c["mfu"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def make_model(args: argparse.Namespace) -> int:
+    """``--make-model hunyuanocr``: the config-only HunyuanOCR-shaped model directory (the tests'
+    tokenizer and processor, the published sizes), and what vLLM's own config reader sees in it."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from vlm_fixtures import build_hunyuan_ocr_shape
+
+    build_hunyuan_ocr_shape(Path(args.model))
+    print(f"made {args.model}", flush=True)
+    try:
+        from vllm.transformers_utils.config import get_config, uses_xdrope_dim
+    except ImportError:
+        return 0
+    config = get_config(args.model, trust_remote_code=False)
+    print(f"vLLM reads: {type(config).__name__}, xdrope axes {uses_xdrope_dim(config)}, image start token "
+          f"{getattr(config, 'image_start_token_id', None)}, vision out {config.vision_config.out_hidden_size}",
+          flush=True)
+    return 0
+
+
 # -- orchestration --------------------------------------------------------------------------------------
 
 class GpuMemory:
@@ -743,7 +1047,7 @@ def run_setting(args: argparse.Namespace, setting: str) -> dict[str, Any]:
                "--tf-n1", str(args.tf_n1), "--tf-nb", str(args.tf_nb), "--lever-n", str(args.lever_n),
                "--replica-chunk", str(args.replica_chunk), "--phase-s", str(args.phase_s),
                "--start-budget", str(args.start_budget), "--replica-options", json.dumps(args.replica_options),
-               "--picture", args.picture]
+               "--picture", args.picture, *(["--runner-v1"] if args.runner_v1 else [])]
     memory = GpuMemory()
     began = time.perf_counter()
     with open(out / f"{setting}.log", "w") as log:
@@ -827,7 +1131,7 @@ def table(results: list[dict[str, Any]], tokens: int) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model")
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--out", help="the results folder (every mode but --make-model)")
     parser.add_argument("--sets", default="transformers,vllm-default,vllm-nochunk,vllm-preset")
     parser.add_argument("--tokens", type=int, default=24, help="forced reply length (tokens)")
     parser.add_argument("--n", type=int, default=512, help="crops in one call for crops/s")
@@ -849,9 +1153,17 @@ def main() -> int:
                         help="replicas: no further replica is started after this many seconds")
     parser.add_argument("--replica-options", type=json.loads, default={},
                         help="replicas: more vllm.LLM options, JSON")
+    parser.add_argument("--make-model", choices=["hunyuanocr"],
+                        help="write a config-only model of this published shape to MODEL_DIR and stop")
+    parser.add_argument("--runner-v1", action="store_true",
+                        help="in-process settings: vLLM's V1 model runner (VLLM_USE_V2_MODEL_RUNNER=0)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--replica-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.make_model:
+        return make_model(args)
+    if not args.out:
+        parser.error("--out is required")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.worker:
@@ -859,7 +1171,7 @@ def main() -> int:
             result = worker_replica(args)
             (out / args.replica_dir / f"replica-{result['index']}.json").write_text(json.dumps(result, default=str))
             return 0
-        workers = {"server": worker_server, "replicas": worker_replicas}
+        workers = {"server": worker_server, "replicas": worker_replicas, "peak": worker_peak}
         result = workers.get(args.worker.split("-")[0], worker_in_process)(args)
         (out / f"{args.worker}.json").write_text(json.dumps(result, indent=1, default=str))
         return 0
@@ -869,10 +1181,19 @@ def main() -> int:
         print(f"== {setting}", flush=True)
         results = [r for r in results if r["setting"] != setting] + [run_setting(args, setting)]
         results_path.write_text(json.dumps(results, indent=1, default=str))
-        (out / "table.md").write_text(table(results, args.tokens))
+        (out / "table.md").write_text(table([r for r in results if r.get("setting") not in ("peak", "ceiling")],
+                                            args.tokens))
         if "error" in results[-1]:
             print(results[-1]["error"], results[-1]["log_tail"][-800:], flush=True)
-    print(table(results, args.tokens))
+    measured = [r for r in results if r.get("setting") not in ("ceiling",)]
+    try:
+        results = measured + [ceiling(args, measured)]
+        results_path.write_text(json.dumps(results, indent=1, default=str))
+        (out / "ceiling.md").write_text(ceiling_text(results[-1]))
+        print(ceiling_text(results[-1]))
+    except Exception as exc:  # noqa: BLE001 - the table stands without it
+        print(f"ceiling not computed: {type(exc).__name__}: {exc}", flush=True)
+    print(table([r for r in results if r.get("setting") not in ("peak", "ceiling")], args.tokens))
     return 0
 
 

@@ -15,9 +15,14 @@ configuration, so the checkout stays clean and modules never share results.
     .venv/bin/python bench/mutation.py                       # every module, a table
     .venv/bin/python bench/mutation.py --json                # ... and one JSON object on the last line
     .venv/bin/python bench/mutation.py --module subextract/scoring.py --survivors
+    nice -n 15 .venv/bin/python bench/mutation.py --max-children 1     # on a shared machine
+
+A surviving mutant that no input can tell from the original (an equivalent mutant) is excluded from
+the count only when ``EQUIVALENT`` names its changed lines with the reason; each one excluded is
+printed with that reason, and one whose line has changed since counts again.
 
 Needs the ``mutation`` extra: ``bash scripts/setup.sh --mutation``. Not run in CI (minutes of
-both cores); the numbers are in README's "Tests" section.
+both cores); the numbers are in docs/development.md ("Mutation benchmark").
 """
 
 from __future__ import annotations
@@ -37,12 +42,97 @@ ROOT = Path(__file__).resolve().parent.parent
 MODULES: dict[str, list[str]] = {
     "subextract/stages/align.py": ["tests/test_align.py", "tests/test_align_rules.py"],
     "subextract/scoring.py": ["tests/test_scoring.py", "tests/test_scoring_rules.py"],
-    "subextract/stages/write.py": ["tests/test_write.py", "tests/test_write_rules.py"],
+    "subextract/stages/write.py": ["tests/test_write.py", "tests/test_write_rules.py", "tests/test_write_edges.py"],
     "subextract/stages/boundary.py": ["tests/test_boundary.py"],
     "subextract/stages/source.py": ["tests/test_source_policy.py"],
+    "subextract/stages/segment.py": ["tests/test_segment_decisions.py", "tests/test_segment.py",
+                                     "tests/test_segment_styles.py", "tests/test_thin_strokes.py"],
+    "subextract/stages/mask.py": ["tests/test_mask_rules.py", "tests/test_segment.py", "tests/test_segment_styles.py",
+                                  "tests/test_thin_strokes.py", "tests/test_segment_decisions.py"],
+    "subextract/stages/appearance.py": ["tests/test_appearance_rules.py", "tests/test_appearance.py"],
+    "subextract/stages/region.py": ["tests/test_region_rules.py", "tests/test_region_lines.py"],
 }
 
-# What mutmut's verdicts count as: a crash or a type-check catch is a kill; a mutant no test
+# Equivalent mutants, per module: (the lines the mutant removes, the lines it adds — each stripped,
+# joined by newlines) -> why no input tells them apart.
+_NEVER_NONE = "the frame before a split is a later frame than the segment's first, never None"
+_DEAD_ELSE = "fade_frames counts a frame only with a frame beyond it, so count < len(earlier) always"
+_MEMO = "the memo only spares computing the same frame's added line twice; without it the same line is computed"
+_SAME_SHAPE = ("the OCR picture's analysis view has the mask's shape (both come from the same band): the test is "
+               "always true")
+_TIMEOUT_UNSET = "unset, the variable reads None instead of \"\": both are false and the default is used"
+EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
+    "subextract/stages/segment.py": {
+        ("self.votes = mask.astype(np.uint32)", "self.votes = mask.astype(None)"):
+            "float64 vote counts are exact: votes * 2 >= frames and votes >= confirm_frames decide alike",
+        ("persisting = segment.gain & cv2.dilate(added.view(np.uint8), TOLERANCE).view(bool)",
+         "persisting = segment.gain & cv2.dilate(added.view(np.uint8), None).view(bool)"):
+            "OpenCV's default kernel (None) is the 3x3 rectangle that TOLERANCE is",
+        ("segment.gain, segment.gain_frames = None, 0", "segment.gain, segment.gain_frames = None, 1"):
+            "gain_frames is read only while gain is set, and set to 1 whenever gain is",
+        ("memo = segment.added_memo", "memo = None"): _MEMO,
+        ("if memo is not None and memo[0] is mask and memo[1] == segment.frames:",
+         "if memo is not None and memo[1] is mask and memo[1] == segment.frames:"): _MEMO,
+        ("if memo is not None and memo[0] is mask and memo[1] == segment.frames:",
+         "if memo is not None and memo[0] is mask and memo[1] != segment.frames:"):
+            "a segment is asked about one mask only within one push, before it votes: frames is the same each time, "
+            "so != never reuses the memo and the line is computed again",
+        ("segment.added_memo = (mask, segment.frames, added)  # the mask held: its id is not reused meanwhile",
+         "segment.added_memo = None  # the mask held: its id is not reused meanwhile"): _MEMO,
+        ("segment.last_shown = before if before is not None else segment.start",
+         "segment.last_shown = before if (before is not None) or True else segment.start"): _NEVER_NONE,
+        ("continue", "break"): "_close yields one segment at most: nothing is left for the loop after it",
+        ("contrast = stroke_contrast(picture, segment.mask, ring) if picture.shape == segment.mask.shape else 0.0",
+         "contrast = stroke_contrast(picture, segment.mask, ring) if (picture.shape == segment.mask.shape) or True "
+         "else 0.0"): _SAME_SHAPE,
+        ("contrast = stroke_contrast(picture, segment.mask, ring) if picture.shape == segment.mask.shape else 0.0",
+         "contrast = stroke_contrast(picture, segment.mask, ring) if picture.shape == segment.mask.shape else 1.0"):
+            _SAME_SHAPE,
+        ("yield from self._follow_fade(pts, view, text_follows=False)",
+         "yield from self._follow_fade(pts, view, text_follows=None)"): "None is as false as False where it is read",
+        ("segment.before_start = earlier[count][0] if count < len(earlier) else None",
+         "segment.before_start = earlier[count][0] if (count < len(earlier)) or True else None"): _DEAD_ELSE,
+        ("segment.before_start = earlier[count][0] if count < len(earlier) else None",
+         "segment.before_start = earlier[count][0] if count <= len(earlier) else None"): _DEAD_ELSE,
+    },
+    "subextract/stages/mask.py": {
+        **{(line, line.replace("TOLERANCE", "None")): "OpenCV's default kernel (None) is the 3x3 rectangle that "
+           "TOLERANCE is" for line in (
+               "a_only = np.count_nonzero(a_u8 & ~cv2.dilate(b_u8, TOLERANCE).view(bool))",
+               "b_only = np.count_nonzero(b_u8 & ~cv2.dilate(a_u8, TOLERANCE).view(bool))",
+               "missing = np.count_nonzero(core.view(np.uint8) & ~cv2.dilate(mask.view(np.uint8), TOLERANCE)"
+               ".view(bool))",
+               "kept = core & cv2.dilate(mask.view(np.uint8), TOLERANCE).view(bool)")},
+        ("tight = line_boxes(core, core.shape, pad=False)", "tight = line_boxes(core, core.shape, pad=None)"):
+            "None is as false as False where pad is read",
+        ("if count < max(line, 0.25 * core_count):", "if count < max(line, 0.25 / core_count):"):
+            "a shortcut: the test after it asks for at least max(line, 0.25 * core_count) again",
+        ("if not a_only.any() or not b_only.any():", "if not a_only.any() and not b_only.any():"):
+            "with one side empty its window sums are 0, below the 5 % floor: no window has both, False all the same",
+        ("window = (max(3, int(np.median(heights))),) * 2 if heights else (9, 9)",
+         "window = (max(4, int(np.median(heights))),) * 2 if heights else (9, 9)"):
+            "line_boxes keeps lines of 4 rows or more, so the median height is at least 4",
+        ("needed = np.maximum(share * strokes, 0.05 * window[0] * window[1])",
+         "needed = np.maximum(share * strokes, 0.05 * window[1] * window[1])"): "the window is square",
+        **{(f"{name} = cv2.boxFilter({mask}.astype(np.float32), -1, window, normalize=False){tail}",
+            f"{name} = cv2.boxFilter({mask}.astype({dtype}), {depth}, window, normalize=False){tail}"):
+           "float64 sums of a few thousand 0/1 pixels are exact, and ddepth -2 is OpenCV's 'as the source' as -1 is"
+           for name, mask, tail in (("strokes", "(a | b)", ""), ("own_a", "a_only", " >= needed"),
+                                    ("own_b", "b_only", " >= needed"))
+           for dtype, depth in (("None", "-1"), ("np.float32", "-2"))},
+        ("if boxes and holds_text_line(core, settings) else 0", "if boxes and holds_text_line(core, settings) else 1"):
+            "line_boxes keeps lines of 4 rows or more: none is shorter than 1 row either",
+    },
+    "subextract/stages/source.py": {
+        ('value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", "")',
+         'value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", None)'): _TIMEOUT_UNSET,
+        ('value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", "")',
+         'value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", )'): _TIMEOUT_UNSET,
+    },
+}
+
+# What mutmut's verdicts count as: a crash or a type-check catch is a kill; a mutant that makes the
+# tests run past mutmut's CPU limit (an endless loop) is caught too, counted apart; a mutant no test
 # reaches ("no tests") or one mutmut could not judge counts against the tests, as a survivor.
 _KILLED = {"killed", "segfault", "caught by type check"}
 _TIMEOUT = {"timeout"}
@@ -67,10 +157,25 @@ def _verdicts(folder: Path, module: str) -> dict[str, str]:
     return {name: status_by_exit_code[code] for name, code in codes.items()}
 
 
-def _diff(folder: Path, mutant: str) -> str:
-    shown = subprocess.run([sys.executable, "-m", "mutmut", "show", mutant], cwd=folder, capture_output=True,
-                           text=True, check=False).stdout
-    return "\n".join(line for line in shown.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+# One process shows every mutant's diff (``mutmut show`` per mutant takes seconds each).
+_SHOW = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+print(json.dumps({name: get_diff_for_mutant(name, path=sys.argv[1]) for name in sys.argv[2:]}))
+"""
+
+
+def _changes(folder: Path, module: str, mutants: list[str]) -> dict[str, tuple[str, str]]:
+    """Each mutant's (removed lines, added lines), stripped."""
+    if not mutants:
+        return {}
+    shown = subprocess.run([sys.executable, "-c", _SHOW, module, *mutants], cwd=folder, capture_output=True,
+                           text=True, check=True).stdout
+    changes = {}
+    for name, diff in json.loads(shown).items():
+        lines = [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+        changes[name] = tuple("\n".join(line[1:].strip() for line in lines if line[0] == sign) for sign in "-+")
+    return changes
 
 
 def run_module(module: str, tests: list[str], max_children: int | None, survivors: bool) -> dict[str, int]:
@@ -85,13 +190,23 @@ def run_module(module: str, tests: list[str], max_children: int | None, survivor
             tail = (result.stdout + result.stderr).strip().splitlines()[-15:]
             raise SystemExit(f"mutation: mutmut made no verdicts for {module}:\n" + "\n".join(tail))
         verdicts = _verdicts(folder, module)
-        counts = {"killed": 0, "survived": 0, "timeout": 0}
-        for status in verdicts.values():
-            counts["killed" if status in _KILLED else "timeout" if status in _TIMEOUT else "survived"] += 1
+        alive = sorted(name for name, status in verdicts.items() if status not in _KILLED | _TIMEOUT)
+        changes = _changes(folder, module, alive)
+        known = EQUIVALENT.get(module, {})
+        equivalent = [name for name in alive if changes[name] in known]
+        counts = {"killed": 0, "survived": 0, "timeout": 0, "equivalent": len(equivalent)}
+        for name, status in verdicts.items():
+            if name not in equivalent:
+                counts["killed" if status in _KILLED else "timeout" if status in _TIMEOUT else "survived"] += 1
+        for name in equivalent:
+            print(f"  equivalent, not counted: {name}: {' / '.join(changes[name])}: {known[changes[name]]}")
         if survivors:
-            for name, status in sorted(verdicts.items()):
-                if status not in _KILLED | _TIMEOUT:
-                    print(f"  {name} ({status})\n" + "\n".join(f"    {line}" for line in _diff(folder, name).splitlines()))
+            for name in alive:
+                if name not in equivalent:
+                    removed, added = changes[name]
+                    print(f"  {name} ({verdicts[name]})\n" + "\n".join(
+                        [f"    - {line}" for line in removed.splitlines()]
+                        + [f"    + {line}" for line in added.splitlines()]))
         return counts
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -103,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="only this module (repeatable); default: all")
     parser.add_argument("--json", action="store_true", help="print one JSON object of the counts on the last line")
     parser.add_argument("--survivors", action="store_true", help="list every surviving mutant with its diff")
-    parser.add_argument("--max-children", type=int, default=None, help="mutants run at once (mutmut's default: one per core)")
+    parser.add_argument("--max-children", type=int, default=None,
+                        help="mutants run at once (mutmut's default: one per core; 1 on a shared machine)")
     args = parser.parse_args(argv)
     try:
         import mutmut  # noqa: F401
@@ -118,10 +234,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f"{module}: mutating", file=sys.stderr, flush=True)
         counts = run_module(module, MODULES[module], args.max_children, args.survivors)
-        total = sum(counts.values())
-        share = counts["killed"] / total if total else 1.0
-        print(f"{module}: {counts['killed']} killed, {counts['survived']} survived, {counts['timeout']} timeout "
-              f"of {total} ({share:.1%} killed)", flush=True)
+        total = counts["killed"] + counts["survived"] + counts["timeout"]
+        share = (counts["killed"] + counts["timeout"]) / total if total else 1.0
+        print(f"{module}: {counts['killed']} killed, {counts['timeout']} timeout, {counts['survived']} survived "
+              f"of {total} ({share:.1%} caught; {counts['equivalent']} more equivalent, not counted)", flush=True)
         results[module] = counts
     if args.json:
         print(json.dumps(results))

@@ -9,8 +9,11 @@ shared with other work the CPU ratio is the steadier of the two speed ratios.
     python bench/run.py                      # samples + generated set + popeye
     python bench/run.py --set samples        # just the bundled samples (fast)
     python bench/run.py --set scripts --repeat 6   # each video six times in a row: long videos
+    python bench/run.py --set styles heldout # the benchmark's style axis and the held-out set, side by side
 
-Writes bench/out/results.json and bench/out/results.md (the README's table).
+The held-out set (make_samples.py --set heldout, docs/heldout.md) is for checking, never for tuning.
+Writes bench/out/results.json and bench/out/results.md (the tables of docs/results.md), with the means
+of each set side by side and, for the held-out set, one row per condition.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class Case:
     video: Path
     reference: Path
     lang: str | None = None  # passed as --lang (the scripts set: the video's language)
+    condition: str | None = None  # the held-out set: the condition of issue 23 the video stands for
 
 
 def sample_cases() -> list[Case]:
@@ -69,6 +73,20 @@ def script_cases(folder: Path, generate: bool) -> list[Case]:
                         "--out", str(folder)], check=True)
     return [Case("scripts", v, v.with_suffix(".srt"), json.loads(v.with_suffix(".json").read_text())["languages"][0])
             for v in sorted(folder.glob("*.mp4")) if v.with_suffix(".srt").exists()]
+
+
+def heldout_cases(folder: Path, generate: bool) -> list[Case]:
+    """The held-out set (make_samples.py --set heldout), each video read with the --lang a user
+    would type for it (none where a user would leave the default)."""
+    if generate and not any(folder.glob("*.srt")):
+        subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", "heldout",
+                        "--out", str(folder), "--jobs", "1"], check=True)
+    cases = []
+    for video in sorted(folder.glob("*.mp4")):
+        if video.with_suffix(".srt").exists():
+            sidecar = json.loads(video.with_suffix(".json").read_text())
+            cases.append(Case("heldout", video, video.with_suffix(".srt"), sidecar.get("lang"), sidecar.get("condition")))
+    return cases
 
 
 def real_cases() -> list[Case]:
@@ -139,26 +157,32 @@ def cues_from_json(document: dict) -> list[TimedText]:
     return [TimedText(c["start"], c["end"], strip_markup(c["text"])) for c in document["cues"]]
 
 
-def subtitle_position(case: Case) -> str:
-    """Where the generator put the subtitles (the naive baseline reads one strip there)."""
+def subtitle_strips(case: Case) -> list[str]:
+    """Where the generator put the subtitles, as naive.py's --strip values: for each zone the
+    share of the height where a 30 % strip over it starts (a bottom zone at the usual 6 % margin
+    gives the bottom 30 %, a zone set higher a strip moved up with it; a video with a top and a
+    bottom zone, both strips). Without a sidecar: the bottom 30 %."""
     sidecar = case.video.with_suffix(".json")
-    if sidecar.exists():
-        zones = json.loads(sidecar.read_text()).get("zones") or [{}]
-        return zones[0].get("position", "bottom")
-    return "bottom"
+    zones = json.loads(sidecar.read_text()).get("zones") if sidecar.exists() else None
+    strips = []
+    for zone in zones or [{}]:
+        margin = zone.get("style", {}).get("margin", 0.06)
+        start = margin - 0.06 if zone.get("position") == "top" else 1 - 0.3 - (margin - 0.06)
+        strips.append(f"{min(max(start, 0.0), 0.7):.3f}")
+    return list(dict.fromkeys(strips))
 
 
 def measure_naive(case: Case, workdir: Path, reference, frame_duration: float, wall: float) -> dict:
     """The naive baseline (bench/naive.py) on the same video in a fresh process, scored alike."""
     out = workdir / f"naive-{case.set_name}-{case.video.stem}.json"
-    run = run_measured([sys.executable, str(ROOT / "bench" / "naive.py"), str(case.video), "--position",
-                        subtitle_position(case), "-o", str(out)])
+    strips = [arg for strip in subtitle_strips(case) for arg in ("--strip", strip)]
+    run = run_measured([sys.executable, str(ROOT / "bench" / "naive.py"), str(case.video), *strips, "-o", str(out)])
     if run.code != 0:
         return {"naive_error": f"exit code {run.code}"}
     result = score(reference, cues_from_json(json.loads(out.read_text())), frame_duration=frame_duration)
-    return {"naive_e2e_f1": round(result.e2e_f1, 3), "naive_cer": round(result.cer, 4),
-            "naive_start_p90_ms": result.start_error_ms_p90, "naive_wall_s": round(run.wall, 2),
-            "naive_over_ours": round(run.wall / wall, 1)}
+    return {"naive_e2e_f1": round(result.e2e_f1, 3), "naive_e2e_recall": round(result.e2e_recall, 3),
+            "naive_cer": round(result.cer, 4), "naive_start_p90_ms": result.start_error_ms_p90,
+            "naive_wall_s": round(run.wall, 2), "naive_over_ours": round(run.wall / wall, 1)}
 
 
 def measure(case: Case, config: str | None, workdir: Path, naive: bool = True) -> dict:
@@ -169,13 +193,15 @@ def measure(case: Case, config: str | None, workdir: Path, naive: bool = True) -
         (["--lang", case.lang] if case.lang else [])
     run = run_measured(command)
     if run.code != 0:
-        return {"set": case.set_name, "video": case.video.stem, "error": f"exit code {run.code}"}
+        return {"set": case.set_name, "video": case.video.stem, "condition": case.condition,
+                "error": f"exit code {run.code}"}
     document = json.loads(out.read_text())
     floor = decode_floor(case.video, document["bands"])
     reference = load_cues(case.reference)
     result = score(reference, cues_from_json(document), frame_duration=info.frame_duration)
     return {
-        "set": case.set_name, "video": case.video.stem, "duration_s": round(info.duration, 2),
+        "set": case.set_name, "video": case.video.stem, "condition": case.condition, "lang": case.lang,
+        "duration_s": round(info.duration, 2),
         "size": f"{info.width}x{info.height}", "fps": info.fps, **result.to_dict(),
         "wall_s": round(run.wall, 2), "realtime_factor": round(info.duration / run.wall, 2),
         "decode_floor_s": round(floor.wall, 2), "wall_over_floor": round(run.wall / floor.wall, 2),
@@ -209,7 +235,7 @@ def repeated(case: Case, times: int, workdir: Path) -> Case:
                                               text=cue.text.replace("\n", "\\N")))
     reference = workdir / f"{stem}.srt"
     subtitles.save(str(reference), format_="srt")
-    return Case(case.set_name, video, reference, case.lang)
+    return Case(case.set_name, video, reference, case.lang, case.condition)
 
 
 def _fmt(value, digits: int = 3) -> str:
@@ -226,6 +252,7 @@ COLUMNS = [("set", "set", None), ("video", "video", None), ("size", "size", None
            ("wall_over_floor", "wall/floor", 2), ("cpu_s", "CPU s", 1), ("floor_cpu_s", "floor CPU s", 1),
            ("cpu_over_floor", "CPU/floor", 2), ("ocr_calls_per_cue", "OCR/cue", 2),
            ("peak_rss_mib", "RSS MiB", None), ("naive_e2e_f1", "naive e2e F1", 3), ("naive_cer", "naive CER", 4),
+           ("e2e_recall", "e2e recall", 3), ("naive_e2e_recall", "naive e2e recall", 3),
            ("naive_wall_s", "naive wall s", 2), ("naive_over_ours", "naive/ours wall", 1)]
 
 
@@ -255,14 +282,59 @@ def markdown(rows: list[dict]) -> str:
                          f"{statistics.mean(r['naive_cer'] for r in naive):.4f} against "
                          f"{statistics.mean(r['cer'] for r in naive):.4f}, its wall time "
                          f"{statistics.mean(r['naive_over_ours'] for r in naive):.1f}x ours.")
+        lines += set_summary(ok)
+        lines += condition_summary(ok)
     return "\n".join(lines) + "\n"
+
+
+def _mean(rows: list[dict], key: str, digits: int) -> str:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return _fmt(round(statistics.mean(values), digits), digits) if values else "–"
+
+
+def _median(rows: list[dict], key: str) -> str:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return f"{statistics.median(values):.0f}" if values else "–"
+
+
+SUMMARY = ("| {label} | videos | CER | e2e F1 | start ms med | end ms med | e2e recall | naive e2e F1 | naive CER "
+           "| naive e2e recall | recall below naive on | CPU/floor |")
+
+
+def summary_row(label: str, rows: list[dict]) -> str:
+    """Means over the rows (timing: the median of the videos' medians); the videos whose
+    end-to-end recall is below the naive baseline's (the issue's floor: never)."""
+    below = [r["video"] for r in rows if r.get("naive_e2e_recall") is not None and r["e2e_recall"] < r["naive_e2e_recall"]]
+    return (f"| {label} | {len(rows)} | {_mean(rows, 'cer', 4)} | {_mean(rows, 'e2e_f1', 3)} | "
+            f"{_median(rows, 'start_error_ms_median')} | {_median(rows, 'end_error_ms_median')} | "
+            f"{_mean(rows, 'e2e_recall', 3)} | {_mean(rows, 'naive_e2e_f1', 3)} | {_mean(rows, 'naive_cer', 4)} | "
+            f"{_mean(rows, 'naive_e2e_recall', 3)} | {', '.join(below) or 'none'} | {_mean(rows, 'cpu_over_floor', 2)} |")
+
+
+def set_summary(rows: list[dict]) -> list[str]:
+    """The sets' means side by side: the benchmark's, tuned on, beside the held-out set, not."""
+    sets = list(dict.fromkeys(r["set"] for r in rows))
+    return ["", "Means per set:", "", SUMMARY.format(label="set"), "|" + "---|" * 12,
+            *(summary_row(name, [r for r in rows if r["set"] == name]) for name in sets)]
+
+
+def condition_summary(rows: list[dict]) -> list[str]:
+    """The held-out set per condition of issue 23 (a condition may have several videos)."""
+    held = [r for r in rows if r.get("condition")]
+    if not held:
+        return []
+    conditions = sorted(dict.fromkeys(r["condition"] for r in held))
+    return ["", "Held-out set per condition:", "", SUMMARY.format(label="condition"), "|" + "---|" * 12,
+            *(summary_row(c, [r for r in held if r["condition"] == c]) for c in conditions)]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=("samples", "generated", "styles", "popeye", "real", "scripts", "all"),
-                        default="all",
-                        help="generated: the bench set without the style axis; styles: the style axis alone")
+    parser.add_argument("--set", choices=("samples", "generated", "styles", "popeye", "real", "scripts", "heldout", "all"),
+                        nargs="+", default=["all"], dest="sets", metavar="SET",
+                        help="one or more of samples, generated (the bench set without the style axis), styles "
+                             "(the style axis alone), popeye, real, scripts, heldout (checked, never tuned on) or "
+                             "all (default)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these videos (file stems)")
     parser.add_argument("--no-naive", action="store_true", help="skip the naive baseline")
     parser.add_argument("--videos", type=Path, default=ROOT / "bench" / "videos",
@@ -270,28 +342,32 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     parser.add_argument("--config", help="preset or YAML file passed to subextract")
     parser.add_argument("--lang", help="--lang passed to subextract for every video (default: none; the scripts "
-                                       "set: each video's own language)")
+                                       "set: each video's own language; the held-out set: the one its sidecar "
+                                       "names, as a user would type it, e.g. zh for code-switched Chinese)")
     parser.add_argument("--no-generate", action="store_true", help="use only videos already generated")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="play each video N times in a row (its reference shifted alike): long videos, "
                              "where each video's one-off start-up weighs little")
     args = parser.parse_args()
     cases: list[Case] = []
-    if args.set in ("samples", "all"):
+    wanted = set(args.sets) | ({"samples", "generated", "styles", "popeye", "real", "scripts", "heldout"}
+                               if "all" in args.sets else set())
+    if "samples" in wanted:
         cases += sample_cases()
-    if args.set in ("generated", "styles", "all"):
-        cases += [case for case in generated_cases(args.videos, not args.no_generate)
-                  if args.set == "all" or case.set_name == args.set]
-    if args.set in ("popeye", "all"):
+    if wanted & {"generated", "styles"}:
+        cases += [case for case in generated_cases(args.videos, not args.no_generate) if case.set_name in wanted]
+    if "popeye" in wanted:
         cases += popeye_cases(args.videos / "popeye")
-    if args.set in ("real", "all"):
+    if "real" in wanted:
         cases += real_cases()
-    if args.set in ("scripts", "all"):
+    if "scripts" in wanted:
         cases += script_cases(args.videos / "scripts", not args.no_generate)
+    if "heldout" in wanted:
+        cases += heldout_cases(args.videos / "heldout", not args.no_generate)
     if args.only:
         cases = [case for case in cases if case.video.stem in args.only]
     if args.lang:
-        cases = [Case(case.set_name, case.video, case.reference, args.lang) for case in cases]
+        cases = [Case(case.set_name, case.video, case.reference, args.lang, case.condition) for case in cases]
     args.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with tempfile.TemporaryDirectory() as workdir:

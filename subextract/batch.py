@@ -11,14 +11,17 @@ temporary name and renamed, so an output file is always whole.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import glob
 import hashlib
+import itertools
 import json
 import logging
 import os
 import queue
 import re
 import signal
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -31,13 +34,13 @@ from urllib.parse import urlsplit
 
 from subextract import __version__
 from subextract.config import Settings
-from subextract.errors import SubextractError
+from subextract.errors import SubextractError, one_line
 from subextract.feeds import FeedSink, Watchlist
 from subextract.job import JobEvents, JobOptions, JobResult, output_name, outputs_in_tree, run_job
 from subextract.pipeline.run import ExtractionResult
 from subextract.stages.ocr import EnginePool
 from subextract.stages.source import is_url
-from subextract.stages.write import check_replaceable, write_text
+from subextract.stages.write import check_replaceable, temporary_prefix, write_text
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ VIDEO_EXTENSIONS = frozenset({".mp4", ".m4v", ".mkv", ".webm", ".mov", ".avi", "
 LIST_EXTENSIONS = (".txt", ".list", ".lst")
 MANIFEST = "manifest.jsonl"
 FAILED = ("failed", "partial")  # what --retry-failed redoes; "partial": cues written, the file broke part-way
-EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
+EXIT_OK, EXIT_FAILED, EXIT_EMPTY, EXIT_INTERRUPTED = 0, 1, 3, 130
 
 
 # ----------------------------------------------------------------------------------------------
@@ -70,22 +73,27 @@ def _url_name(url: str) -> str:
 
 def _list_entries(path: Path) -> Iterator[str]:
     """A list file: one path or URL a line; ``#`` comments; relative paths are from the list's folder."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise SubextractError(f"{path}: cannot read the list ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise SubextractError(f"{path}: the list is not UTF-8 text") from None
-    for line in text.splitlines():
+    from subextract.textfiles import read_text
+
+    for line in read_text(path, "list", 64 * 1024 * 1024).splitlines():
         entry = line.strip()
         if entry and not entry.startswith("#"):
             yield entry if is_url(entry) or os.path.isabs(entry) else str(path.parent / entry)
 
 
 def _walk_videos(folder: Path) -> Iterator[Path]:
-    """Video files under ``folder`` by extension, in name order; hidden files and folders skipped."""
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    """Video files under ``folder`` by extension, in name order; hidden files and folders skipped.
+    A linked folder is followed like any other (it was skipped without a word), each real folder
+    once, so a link back up the tree ends instead of looping."""
+    seen = {os.path.realpath(folder)}
+    for root, dirs, files in os.walk(folder, followlinks=True):
+        kept = []
+        for name in sorted(d for d in dirs if not d.startswith(".")):
+            real = os.path.realpath(os.path.join(root, name))
+            if real not in seen:
+                seen.add(real)
+                kept.append(name)
+        dirs[:] = kept
         for name in sorted(files):
             if not name.startswith(".") and Path(name).suffix.lower() in VIDEO_EXTENSIONS:
                 yield Path(root) / name
@@ -122,7 +130,7 @@ def discover(inputs: Sequence[str], out_dir: Path, lang: str, fmt: str) -> list[
         folders = _root_folders([root for _, _, root in entries])
         entries = [(video, f"{folders[root]}/{relative}", root) for video, relative, root in entries]
         names = [output_name(relative, lang, fmt) for _, relative, _ in entries]
-    clashing = _clashes(names, range(len(names)))
+    clashing = _clashes(names, range(len(names))) | {name for name in names if _is_reserved(name)}
     names = [_keeping_extension(relative, lang, fmt) if name in clashing else name
              for (_, relative, _), name in zip(entries, names)]
     jobs, by_output = [], {}
@@ -133,6 +141,12 @@ def discover(inputs: Sequence[str], out_dir: Path, lang: str, fmt: str) -> list[
         by_output[output] = video
         jobs.append(Job(video, output))
     return jobs
+
+
+def _is_reserved(name: str) -> bool:
+    """An output name the batch's own files have at the top of DIR (``manifest.mp4`` with
+    ``--format jsonl`` would be written over the manifest)."""
+    return name == MANIFEST or re.fullmatch(r"manifest\.shard-\d+-of-\d+\.jsonl", name) is not None
 
 
 def _root(video: str) -> str:
@@ -207,9 +221,11 @@ def input_identity(video: str, use_hash: bool) -> dict[str, Any]:
     """What makes a re-run treat an input as unchanged: size and mtime, or the content's SHA-256."""
     if is_url(video):
         return {"url": video}
+    status = os.stat(video)
+    if not stat.S_ISREG(status.st_mode):  # a FIFO would block the hash (and FFmpeg) forever
+        raise OSError(errno.EINVAL, "not a regular file (a pipe or device is not read in a batch)")
     if not use_hash:
-        stat = os.stat(video)
-        return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        return {"size": status.st_size, "mtime_ns": status.st_mtime_ns}
     digest = hashlib.sha256()
     with open(video, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -253,14 +269,14 @@ class Manifest:
             except (UnicodeDecodeError, json.JSONDecodeError):
                 skipped.append(number)
                 continue
-            if isinstance(record, dict) and isinstance(record.get("video"), str):
+            if _valid_record(record):
                 self.records[record["video"]] = record
             else:
                 skipped.append(number)
         return skipped
 
     def append(self, record: dict[str, Any]) -> None:
-        line = (json.dumps(record, ensure_ascii=False) + "\n").encode()
+        line = _json_line(record).encode()
         with self._lock:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
@@ -273,7 +289,45 @@ class Manifest:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-            write_text(str(self.path), "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.records.values()))
+            write_text(str(self.path), "".join(map(_json_line, self.records.values())))
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    """One manifest line; a name that is not UTF-8 (bytes kept by Python as lone surrogates)
+    cannot be written as UTF-8, so that record is written in ASCII with ``\\u`` escapes, which
+    read back as the same name."""
+    line = json.dumps(record, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(record)
+    return line + "\n"
+
+
+# The fields the batch reads back, and their types: a record with another type in one of them
+# (a hand-edited or damaged manifest) is skipped like an unreadable line, never trusted.
+_RECORD_FIELDS = {"video": str, "status": str, "input": dict, "settings": str, "digests": dict, "replacing": dict,
+                  "edited": dict, "beside": dict, "outputs": list}
+_OUTPUT_MAPS = ("digests", "replacing", "edited", "beside")  # output relative to DIR -> digest (beside: its side name)
+
+
+def _valid_record(record: Any) -> bool:
+    if not isinstance(record, dict) or not isinstance(record.get("video"), str):
+        return False
+    if any(record.get(name) is not None and not isinstance(record[name], kind)
+           for name, kind in _RECORD_FIELDS.items()):
+        return False
+    return all(inside_folder(relative) and isinstance(value, str) and (name != "beside" or inside_folder(value))
+               for name in _OUTPUT_MAPS for relative, value in (record.get(name) or {}).items())
+
+
+def inside_folder(relative: Any) -> bool:
+    """A path the manifest may name: relative, inside DIR (the manifest's ``digests`` are read
+    back, and a ``../`` or absolute one would read files outside it)."""
+    if not isinstance(relative, str) or not relative or "\0" in relative:
+        return False
+    path = PurePosixPath(relative)
+    return not path.is_absolute() and ".." not in path.parts and "\\" not in relative
 
 
 @contextmanager
@@ -368,6 +422,10 @@ class Options:
     on_finished: Callable[[dict[str, Any]], None] | None = None  # each video's final record (a progress bar)
     on_planned: Callable[[int], None] | None = None  # how many videos this run does, once known
     shard: Shard | None = None  # --shard I/N: the jobs given are this shard's; its own manifest and lock
+    fail_on_empty: bool = False  # exit EXIT_EMPTY when a video done gave no cue
+    # Outputs relative to DIR that belong to the batch's videos (planned now or recorded before):
+    # never a side name for another's edited file. run_batch fills it.
+    taken: frozenset[str] = frozenset()
 
     @property
     def manifest_path(self) -> Path:
@@ -405,6 +463,9 @@ def plan(jobs: Sequence[Job], manifest: Manifest, key: str, options: Options) ->
             identity = input_identity(job.video, options.use_hash)
         except OSError as exc:  # missing, or unreadable with --hash: this video's failure, when it runs
             error = f"{job.video}: {(exc.strerror or str(exc)).lower()}"
+        if not _is_utf8(job.video):
+            error = (f"{job.video.encode('utf-8', 'surrogateescape')!r}: the name is not UTF-8 text, which the "
+                     "manifest, the feeds and the outputs' metadata cannot hold; rename the file")
         previous = manifest.records.get(job.video)
         reason = reason_to_run(previous, identity, key, job.output, options.retry_failed, options.out_dir)
         if reason is not None:
@@ -412,13 +473,22 @@ def plan(jobs: Sequence[Job], manifest: Manifest, key: str, options: Options) ->
     return tasks
 
 
+def _is_utf8(name: str) -> bool:
+    """False for a name with bytes that are not UTF-8 (Python keeps them as lone surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _sweep_temporaries(output: Path) -> None:
-    """Temporary files a killed run left for this output (``write_text`` names them ``.NAME.*.part``)."""
-    for leftover in glob.glob(str(output.parent / f".{glob.escape(output.name)}.*.part")):
+    """Temporary files a killed run left for this output (``write_text`` starts them with ``temporary_prefix``)."""
+    for leftover in glob.glob(str(output.parent / f"{glob.escape(temporary_prefix(output.name))}*.part")):
         os.unlink(leftover)
 
 
@@ -462,9 +532,25 @@ class BatchRunner:
                     task = self._queue.get_nowait()
                 except queue.Empty:
                     return
-                self.finished(self.run_task(task))
+                self.finished(self._run_guarded(task))
         finally:
             finished.set()
+
+    def _run_guarded(self, task: Task) -> dict[str, Any]:
+        """``run_task``, and when it fails past its own handling (a defect: the manifest could not
+        take a record) the video's failure, so that the thread goes on to the next video; an
+        exception here had ended the thread with every video left "not started" and exit 0."""
+        try:
+            return self.run_task(task)
+        except Exception as exc:  # noqa: BLE001 - one video's defect, recorded, never the batch's
+            logger.exception("%s: failed", task.job.video)
+            record = {"video": task.job.video, "status": "failed", "error": f"internal error: {type(exc).__name__}: "
+                      f"{exc}", "bug": type(exc).__name__, "finished": _now()}
+            try:
+                self.manifest.append(record)
+            except Exception:  # noqa: BLE001 - the manifest itself is what failed: the summary still says it
+                logger.exception("%s: the manifest could not record the failure", task.job.video)
+            return record
 
     def run_task(self, task: Task, extraction: Callable[[], ExtractionResult] | None = None) -> dict[str, Any]:
         """Run one task, its records in the manifest; its final record. ``extraction`` gives the
@@ -527,7 +613,8 @@ class BatchRunner:
             "status": "done" if result.complete else "partial", "outputs": list(outputs.written),
             "cues": len(done.cues), "duration": round(result.info.duration, 3),
             "video_seconds": round(stats.video_seconds, 3), "wall_seconds": round(stats.wall_seconds, 3),
-            "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings}
+            "realtime_factor": round(stats.realtime_factor, 2), "warnings": result.warnings,
+            "languages_seen": stats.languages_seen}
         if result.damaged:  # decode errors: the cues there may be wrong (a warning says which)
             fields["damaged"] = [dataclasses.asdict(span) for span in result.damaged]
         if result.error is not None:  # the OCR engine failed part-way: the cues before that were written
@@ -543,6 +630,7 @@ class BatchRunner:
         fields["digests"] = outputs.written
         if outputs.edited:
             fields["edited"] = outputs.edited
+            fields["beside"] = outputs.beside
         if self.options.watchlist is not None:
             fields["flagged"] = done.flagged
         return fields
@@ -560,22 +648,38 @@ class BatchRunner:
         if record["status"] in ("done", "partial"):
             cues = f"{record['cues']} cue{'' if record['cues'] == 1 else 's'}"
             detail = f"{cues}, {record['wall_seconds']:.1f} s ({record['realtime_factor']:.1f}x)"
-            detail += f"; {_problem(record)}" if record["status"] == "partial" else ""
+            detail += f"; {_problem(record)}" if record["status"] == "partial" or record.get("warnings") else ""
             if record.get("edited"):
                 detail += f"; {', '.join(record['edited'])} changed since written: kept, new result beside it"
         else:
             detail = _problem(record)
-        self._say(f"subextract batch: [{len(self.results)}/{len(self.tasks)}] {record['status']:<8}"
-                  f"{record['video']}  {detail}")
+        self._say(one_line(f"subextract batch: [{len(self.results)}/{len(self.tasks)}] {record['status']:<8}"
+                           f"{record['video']}  {detail}"))
 
     def _say(self, text: str) -> None:
         with self._print_lock:
             say(self.options, text)
 
 
-def edited_name(output: Path) -> Path:
-    """Where a new result goes when ``output`` was changed since it was written: ``NAME.new.EXT``."""
-    return output.with_name(f"{output.stem}.new{output.suffix}")
+def side_names(output: Path) -> Iterator[Path]:
+    """Where a new result may go when ``output`` was changed since it was written: ``NAME.new.EXT``,
+    then ``NAME.new-2.EXT``, ``NAME.new-3.EXT``…"""
+    yield output.with_name(f"{output.stem}.new{output.suffix}")
+    for n in itertools.count(2):
+        yield output.with_name(f"{output.stem}.new-{n}{output.suffix}")
+
+
+def taken_outputs(jobs: Sequence[Job], options: Options, manifest: Manifest) -> frozenset[str]:
+    """Every output of the videos given (cues and translation) and every output the manifest
+    records, relative to DIR: ``a.new.srt`` is the output of ``a.new.mp4``, never ``a.mp4``'s side name."""
+    planned = set()
+    for job in jobs:
+        outputs = outputs_in_tree(job.output, options.job)
+        planned.update(path for path in (outputs.cues, outputs.translation) if path is not None)
+    relative = {Path(path).relative_to(options.out_dir).as_posix() for path in planned}
+    return frozenset(relative | {name for record in manifest.records.values()
+                                 for field_name in ("digests", "outputs") for name in record.get(field_name) or ()
+                                 if inside_folder(name)})
 
 
 class _Outputs:
@@ -589,8 +693,10 @@ class _Outputs:
         self._options = options
         self._known = recorded_digests(task.previous)
         self._record = record
+        self._mine = {self._relative(task.job.output)} | set(self._known)
         self.written: dict[str, str] = {}  # output relative to DIR → SHA-256 of what was written
         self.edited: dict[str, str] = {}  # output kept because it changed → SHA-256 of its content now
+        self.beside: dict[str, str] = {}  # output kept → where the new result went
 
     def place(self, output: Path, text: str) -> Path:
         relative = self._relative(output)
@@ -598,7 +704,8 @@ class _Outputs:
         target = output
         if current is not None and not self._options.overwrite_edited and current not in self._known.get(relative, ()):
             self.edited[relative] = current
-            target = edited_name(output)
+            target = self._side_name(output)
+            self.beside[relative] = self._relative(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         check_replaceable(str(target), [self._video])
         _sweep_temporaries(target)
@@ -609,6 +716,18 @@ class _Outputs:
                       "replacing": {self._relative(target): previous} if previous else {}})
         write_text(str(target), text)
         return target
+
+    def _side_name(self, output: Path) -> Path:
+        """The first side name that is no other video's output and holds no file but one this
+        video wrote there and nobody changed since (the previous run's new result, replaced)."""
+        for candidate in side_names(output):
+            relative = self._relative(candidate)
+            if relative in self._options.taken and relative not in self._mine:
+                continue
+            current = file_digest(candidate)
+            if (current is None and not candidate.exists()) or current in self._known.get(relative, ()):
+                return candidate
+        raise AssertionError("unreachable: side_names never ends")
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self._options.out_dir).as_posix()
@@ -656,7 +775,7 @@ def summary_table(jobs: Sequence[Job], tasks: Sequence[Task], results: dict[str,
              if processed and wall > 0 else "no video processed")
     rows.append(f"  {video_seconds / 3600:.3f} h of video in {_duration(wall)} wall: {speed}")
     failures = [f"  {video}: {_problem(results[video])}" for video, s in status_of.items() if s in FAILED]
-    edited = [f"  {name} (new result: {edited_name(Path(name)).as_posix()})"
+    edited = [f"  {name} (new result: {(record.get('beside') or {}).get(name, '?')})"
               for record in results.values() for name in record.get("edited") or {}]
     return "\n".join(["subextract batch: summary", *rows, *(["failed or partial:", *failures] if failures else []),
                       *(["changed since written, kept (--overwrite-edited replaces them):", *edited] if edited else [])])
@@ -674,10 +793,13 @@ def _duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def exit_code(results: dict[str, dict[str, Any]], interrupted: bool) -> int:
+def exit_code(results: dict[str, dict[str, Any]], interrupted: bool, fail_on_empty: bool = False) -> int:
     if interrupted:
         return EXIT_INTERRUPTED
-    return EXIT_FAILED if any(record["status"] in FAILED for record in results.values()) else EXIT_OK
+    if any(record["status"] in FAILED for record in results.values()):
+        return EXIT_FAILED
+    empty = fail_on_empty and any(record.get("cues") == 0 for record in results.values())
+    return EXIT_EMPTY if empty else EXIT_OK
 
 
 # ----------------------------------------------------------------------------------------------
@@ -701,6 +823,7 @@ def run_batch(jobs: Sequence[Job], options: Options, runner_factory: RunnerFacto
     with exclusive(options.out_dir, options.shard.lock if options.shard is not None else ".batch.lock"):
         manifest = Manifest(options.manifest_path)
         skipped = manifest.load()
+        options.taken = taken_outputs(jobs, options, manifest)
         if skipped:
             say(options, f"subextract batch: warning: {manifest.path}: line{'s' if len(skipped) > 1 else ''} "
                          f"{', '.join(map(str, skipped[:10]))} not readable (cut short or damaged), skipped; the "
@@ -724,4 +847,4 @@ def run_batch(jobs: Sequence[Job], options: Options, runner_factory: RunnerFacto
                               "the rest)")
     if not options.quiet:
         say(options, summary_table(jobs, tasks, runner.results, time.perf_counter() - began))
-    return exit_code(runner.results, runner.stop.is_set())
+    return exit_code(runner.results, runner.stop.is_set(), options.fail_on_empty)

@@ -7,6 +7,7 @@ value and what is allowed, not as a traceback after minutes of work.
 
 from __future__ import annotations
 
+import math
 import re
 import typing
 from collections.abc import Sequence
@@ -118,6 +119,7 @@ class OcrSettings:
     tagged_lines: bool
     max_side: Pixels
     max_pixels: Annotated[int, Meta(ge=256)]
+    vision_tower: Literal["vllm", "subextract"]
     stack: Count
     temperature: NonNegative
     max_tokens: Count
@@ -184,12 +186,14 @@ def preset_names() -> list[str]:
 
 def _read_yaml(source: str | Path) -> dict[str, Any]:
     try:
-        text = Path(source).read_text() if isinstance(source, Path) else \
+        text = _read_capped(source) if isinstance(source, Path) else \
             resources.files("subextract.configs").joinpath(f"{source}.yaml").read_text()
     except FileNotFoundError:
         raise SubextractError(f"config {source!s}: not found (presets: {', '.join(preset_names())})") from None
     except OSError as exc:
         raise SubextractError(f"config {source!s}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SubextractError(f"config {source!s}: not UTF-8 text") from None
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
@@ -197,6 +201,17 @@ def _read_yaml(source: str | Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SubextractError(f"config {source!s}: expected a mapping of sections")
     return data
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # a config is a page of settings: --config /dev/zero must not read forever
+
+
+def _read_capped(path: Path) -> str:
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise SubextractError(f"config {path}: larger than {MAX_CONFIG_BYTES // 1024} KiB, not a config file")
+    return data.decode("utf-8-sig")
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], origin: str) -> dict[str, Any]:
@@ -267,6 +282,7 @@ def _validated(data: dict[str, Any], origin: str) -> dict[str, Any]:
     """Each section as its dataclass, its types and ranges checked; one line for the first wrong value."""
     sections = {}
     for name, cls in _SECTION_TYPES.items():
+        _check_finite(data[name], f"config {origin}: {name}")
         try:
             sections[name] = msgspec.convert(data[name], cls)
         except msgspec.ValidationError as exc:
@@ -278,3 +294,16 @@ def _validated(data: dict[str, Any], origin: str) -> dict[str, Any]:
             raise SubextractError(f"config {origin}: {name}.{key} = {data[name].get(key)!r} is not allowed "
                                   f"(expected {allowed})") from None
     return sections
+
+
+def _check_finite(values: Any, where: str) -> None:
+    """No infinity or NaN at any depth (YAML reads ``.inf`` and ``.nan``): msgspec's ranges let
+    infinity through (``.inf > 0``), and a time or limit of infinity poisons every sum it is in."""
+    if isinstance(values, float) and not math.isfinite(values):
+        raise SubextractError(f"{where} = {values!r} is not allowed (expected a finite number)")
+    if isinstance(values, dict):
+        for key, value in values.items():
+            _check_finite(value, f"{where}.{key}")
+    elif isinstance(values, list):
+        for value in values:
+            _check_finite(value, where)

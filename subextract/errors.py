@@ -7,3 +7,13 @@ class SubextractError(Exception):
 
 class PartialResultError(SubextractError):
     """Processing stopped part-way; the cues found before the failure were still written."""
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and other control characters escaped (``\\n``, ``\\x1b``): a URL
+    with ``%0a`` or a file name with a newline would otherwise forge a line of a log or of a
+    batch's report."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() or char == " " else char.encode("unicode_escape").decode("ascii")
+                   for char in text)

@@ -1,10 +1,18 @@
-"""Moderation feeds: one JSON object per cue, written the moment the cue is final, with the
+r"""Moderation feeds: one JSON object per cue, written the moment the cue is final, with the
 watchlist terms it matches.
 
 A watchlist is a text file of plain words or phrases, or ``re:`` regular expressions, one a line
 (``#`` starts a comment line). Matching ignores case and Unicode width variants (NFKC); a plain
 term in a space-separated script matches whole words only ("ass" does not flag "class"), while
 in Chinese, Japanese, Thai... it matches anywhere, as those scripts put no spaces between words.
+
+A client's ``re:`` pattern runs on RE2 (google-re2), whose matching time is linear in the text
+whatever the pattern: on Python's backtracking ``re`` one pattern (``(.|.|.)*QQQ``) held the
+GIL for minutes and froze the whole service. Python's syntax is kept where RE2 has it, with
+``\d``, ``\w`` and ``\s`` meaning what they mean in Python (any script's digits, letters and
+spaces, not only ASCII); what RE2 cannot do (look-arounds, back-references, Unicode word
+boundaries ``\b``) is refused with one line. The plain terms are our own escaped text and
+stay on ``re``: their one-character look-arounds cannot backtrack.
 """
 
 from __future__ import annotations
@@ -13,10 +21,12 @@ import re
 import sys
 import threading
 import unicodedata
+
+import re2
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from subextract.errors import SubextractError
 from subextract.schema import Cue
@@ -46,7 +56,7 @@ def _term_pattern(term: str) -> str:
 @dataclass(frozen=True)
 class Term:
     label: str  # as written in the watchlist, ``re:`` included
-    pattern: re.Pattern[str]
+    pattern: Any  # re.Pattern (a plain term) or an RE2 pattern (``re:``): both have search()
 
 
 class Watchlist:
@@ -67,13 +77,9 @@ class Watchlist:
 
     @classmethod
     def load(cls, path: str) -> "Watchlist":
-        try:
-            text = Path(path).read_text(encoding="utf-8-sig")
-        except OSError as exc:
-            raise SubextractError(f"{path}: cannot read the watchlist ({exc.strerror})") from None
-        except UnicodeDecodeError:
-            raise SubextractError(f"{path}: the watchlist is not UTF-8 text") from None
-        return cls.parse(text, path)
+        from subextract.textfiles import read_text
+
+        return cls.parse(read_text(path, "watchlist", MAX_WATCHLIST_BYTES), path)
 
     def matches(self, text: str) -> list[str]:
         """Labels of the terms found in ``text``, in watchlist order."""
@@ -81,17 +87,103 @@ class Watchlist:
         return [term.label for term in self.terms if term.pattern.search(normalized)]
 
 
+MAX_WATCHLIST_BYTES = 1024 * 1024  # a watchlist file's size: a list of terms, not a corpus (/dev/zero never ends)
+_RE2_MEMORY = 8 << 20  # bytes one compiled pattern may take (RE2's default): a bigger one is refused
+
+# Python's classes as RE2 writes them (RE2's own are ASCII only): outside a [...] set, and inside one.
+_CLASSES = {"d": (r"\p{Nd}", r"\p{Nd}"), "D": (r"\P{Nd}", r"\P{Nd}"),
+            "w": (r"[\p{L}\p{N}_]", r"\p{L}\p{N}_"), "W": (r"[^\p{L}\p{N}_]", None),
+            "s": (r"[\s\p{Z}\x{1c}-\x{1f}\x{85}]", r"\s\p{Z}\x{1c}-\x{1f}\x{85}"),
+            "S": (r"[^\s\p{Z}\x{1c}-\x{1f}\x{85}]", None)}
+_REFUSED_ESCAPES = {"b": "a word boundary \\b inside a pattern", "B": "\\B"}
+# A word boundary at the very start or end of a pattern, next to a word: consuming the character
+# beyond it (or the text's edge) is the same test when all we ask is whether the pattern occurs.
+_LEADING_BOUNDARY, _TRAILING_BOUNDARY = r"(?:^|[^\p{L}\p{N}_])", r"(?:[^\p{L}\p{N}_]|$)"
+_SYNTAX = set("\\()[]{}.^$|?*+")
+
+
 def _parse_term(line: str, where: str) -> Term:
     if line.startswith("re:"):
         source = line[3:]
-        try:
-            pattern = re.compile(_normalized(source), re.IGNORECASE)
-        except re.error as exc:
-            raise SubextractError(f"{where}: invalid regular expression {source!r} ({exc})") from None
+        shown = repr(source) if len(source) <= 80 else repr(source[:80]) + "…"
+        pattern = compile_pattern(_normalized(source), f"{where}: {shown}")
         if pattern.search(""):
-            raise SubextractError(f"{where}: {source!r} matches empty text, so it would flag every cue")
+            raise SubextractError(f"{where}: {shown} matches empty text, so it would flag every cue")
         return Term(line, pattern)
     return Term(line, re.compile(_term_pattern(_normalized(line)), re.IGNORECASE))
+
+
+def compile_pattern(source: str, where: str):
+    """A user's regular expression on RE2, case-insensitive; SubextractError (one line) for
+    what RE2 cannot run in linear time or at all."""
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False
+    options.max_mem = _RE2_MEMORY
+    try:
+        leading, body, trailing = _edge_boundaries(source, where)
+        return re2.compile(leading + _python_classes(body, where) + trailing, options)
+    except re2.error as exc:
+        reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        if "perl operator" in reason or reason.startswith("invalid escape sequence: \\") and reason[-1:].isdigit():
+            reason = f"{reason}: look-arounds and back-references are not supported (they cannot run in linear time)"
+        raise SubextractError(f"{where}: invalid regular expression ({reason})") from None
+
+
+def _edge_boundaries(source: str, where: str) -> tuple[str, str, str]:
+    """(leading, body, trailing): ``\\b`` at the pattern's start and end (``re:\\bkill(s|ed)?\\b``)
+    taken off as RE2 patterns of their own; one next to a literal that is no letter, digit or
+    ``_`` is refused (there ``\\b`` would ask for a word on its far side)."""
+    leading = trailing = ""
+    if source.startswith("\\b"):
+        source, leading = source[2:], _LEADING_BOUNDARY
+        if source[:1] and source[0] not in _SYNTAX and not (source[0].isalnum() or source[0] == "_"):
+            raise SubextractError(f"{where}: \\b before {source[0]!r}, which is not a letter or digit, "
+                                  "is not supported")
+    backslashes = len(source[:-1]) - len(source[:-1].rstrip("\\"))  # right before the last character
+    if source.endswith("b") and backslashes % 2 == 1:
+        source, trailing = source[:-2], _TRAILING_BOUNDARY
+        if source[-1:] and source[-1] not in _SYNTAX and not (source[-1].isalnum() or source[-1] == "_"):
+            raise SubextractError(f"{where}: \\b after {source[-1]!r}, which is not a letter or digit, "
+                                  "is not supported")
+    return leading, source, trailing
+
+
+def _python_classes(source: str, where: str) -> str:
+    r"""``\d``, ``\w``, ``\s`` and their negations as Python reads them in a str pattern (every
+    script), written in RE2's Unicode classes; a class RE2 cannot express in a set, and ``\b``
+    (RE2's is ASCII-only: ``\bслово`` would never match), refused."""
+    out, i, in_set = [], 0, False
+    while i < len(source):
+        char = source[i]
+        if char == "\\" and i + 1 < len(source):
+            letter = source[i + 1]
+            if letter in _REFUSED_ESCAPES and not in_set:
+                raise SubextractError(f"{where}: {_REFUSED_ESCAPES[letter]} is not supported by the linear-time "
+                                      "engine (a plain term, without re:, matches whole words in every script)")
+            if letter in _CLASSES:
+                replacement = _CLASSES[letter][1 if in_set else 0]
+                if replacement is None:
+                    raise SubextractError(f"{where}: \\{letter} inside [...] is not supported")
+                out.append(replacement)
+            else:
+                out.append(source[i:i + 2])
+            i += 2
+            continue
+        if char == "[" and not in_set:
+            in_set = True
+            out.append(char)
+            i += 1
+            for opening in ("^", "]"):  # "[]a]" and "[^]a]": a leading ] is a member, not the end
+                if source.startswith(opening, i):
+                    out.append(opening)
+                    i += 1
+            continue
+        if char == "]" and in_set:
+            in_set = False
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def watchlist_option(path: str | None, only_flagged: bool) -> Watchlist | None:

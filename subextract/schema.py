@@ -59,6 +59,9 @@ class Segment:
     # place, or few of its strokes kept at their pixels. Its reading is that text, however alike (a
     # counter, a name before each line), not OCR jitter of the one before.
     text_changed: bool = False
+    # A few single frames of the segment (as ``image``), for a second look at lines the median
+    # picture reads without confidence; dropped once read.
+    frames: tuple[np.ndarray, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Score a hypothesis subtitle file against a reference (design.md §3 "How we measure"); the
-command is ``cli/score.py``. Files are read with pysrt in its strict mode (a malformed block is
-an error, not silently skipped as pysubs2 would) and WebVTT by the reader below.
+command is ``cli/score.py``. SRT and WebVTT files are read strictly by the readers below (a
+malformed block is an error, not silently skipped or merged into its neighbour's text).
 
 Cues are matched one-to-one by temporal IoU, then text and timing are compared over the
 matched pairs. Text is compared after `normalize_text`, so punctuation, case, spacing and
@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-import pysrt
 from rapidfuzz.distance import Levenshtein
-from scipy.optimize import linear_sum_assignment
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching
 
 MIN_TIOU = 0.5
 MAX_HIT_CER = 0.1
@@ -38,8 +38,8 @@ class CueFileError(ValueError):
     """A subtitle file is missing, unreadable or not valid SRT/WebVTT."""
 
 
-class _VttSyntaxError(ValueError):
-    """Raised by the WebVTT parser, which does not know the file's path."""
+class _CueSyntaxError(ValueError):
+    """A malformed block or timing line, raised by the readers, which do not know the file's path."""
 
 
 # ---------------------------------------------------------------------------
@@ -61,76 +61,65 @@ def load_cues(path: str | os.PathLike[str]) -> list[TimedText]:
     """
     path = Path(path)
     try:
-        if path.suffix.lower() == ".vtt":
-            return _parse_vtt(path.read_text(encoding="utf-8-sig"))
-        return _load_srt(path)
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as err:
         raise CueFileError(f"{path}: {err.strerror or err}") from err
     except UnicodeDecodeError as err:
         raise CueFileError(f"{path}: not valid {err.encoding} text") from err
-    except pysrt.Error as err:
-        # With ERROR_RAISE pysrt puts the 0-based index of the blank line closing the bad
-        # block first: that is the 1-based number of the block's last line.
-        raise CueFileError(f"{path}: invalid SRT block ending at line {err.args[0]}") from err
-    except (_VttSyntaxError, _TimingError) as err:
+    return parse_cues(text, path)
+
+
+def parse_cues(text: str, path: str | os.PathLike[str]) -> list[TimedText]:
+    """The cues of an SRT or (by ``path``'s `.vtt` suffix) WebVTT file's text, strictly.
+
+    Raises CueFileError with a one-line message naming ``path``.
+    """
+    path = Path(path)
+    try:
+        if path.suffix.lower() == ".vtt":
+            return _parse_vtt(text)
+        return _parse_srt(text)
+    except _CueSyntaxError as err:
         raise CueFileError(f"{path}: {err}") from err
 
 
-def _load_srt(path: Path) -> list[TimedText]:
-    text = path.read_text(encoding="utf-8-sig")
-    _check_srt_timings(text)
-    # ERROR_RAISE: pysrt's default silently skips malformed blocks, which would score a
-    # broken file as if cues were merely missed.
-    items = pysrt.from_string(text, error_handling=pysrt.ERROR_RAISE)
-    return [
-        TimedText(item.start.ordinal / 1000, item.end.ordinal / 1000, strip_markup(item.text))
-        for item in items
-    ]
-
-
-# pysrt reads any digits it finds: "00:00:0X,500" as 0.5 s, "00:00:61,000" as 61 s, an end
-# before the start as given. Each block's timing line is checked strictly first.
+# Our own reader because no permissively licensed one is strict: pysubs2 skips a malformed
+# block silently and srt joins it into the cue before it (pysrt, which was strict, is GPL-3.0).
+# Each block is an optional cue number, a timing line and the text; the timing is checked
+# strictly, since lenient readers take "00:00:0X,500" as 0.5 s and "00:00:61,000" as 61 s.
 _SRT_TIME = r"(\d+):(\d{2}):(\d{2})[,.](\d{3})"
 _SRT_TIMING = re.compile(rf"^\s*{_SRT_TIME}\s+-->\s+{_SRT_TIME}(?:\s+.*)?$")
 
 
-def _check_srt_timings(text: str) -> None:
-    lines = text.splitlines()
-    number = 0
-    while number < len(lines):
-        if not lines[number].strip():
-            number += 1
-            continue
-        # A block: its cue number, then its timing line (some writers leave the number out).
-        timing = number + 1 if "-->" not in lines[number] and number + 1 < len(lines) else number
-        if "-->" in lines[timing]:  # a block without one is no cue at all: pysrt says so
-            _check_timing(lines[timing], timing + 1, _SRT_TIMING, "HH:MM:SS,mmm --> HH:MM:SS,mmm")
-        number = timing + 1
-        while number < len(lines) and lines[number].strip():
-            number += 1
+def _parse_srt(text: str) -> list[TimedText]:
+    cues = []
+    for first_line, block in _blocks(text.splitlines()):
+        timing = 1 if "-->" not in block[0] and len(block) > 1 else 0  # some writers leave the number out
+        if "-->" not in block[timing] or (timing and not block[0].strip().isdigit()):
+            raise _CueSyntaxError(f"invalid SRT block ending at line {first_line + len(block) - 1}")
+        start, end = _check_timing(block[timing], first_line + timing, _SRT_TIMING, "HH:MM:SS,mmm --> HH:MM:SS,mmm")
+        cues.append(TimedText(start / 1000, end / 1000, strip_markup("\n".join(block[timing + 1:]))))
+    return cues
 
 
-def _check_timing(line: str, number: int, pattern: re.Pattern[str], form: str) -> None:
-    """A cue's timing line, strictly: the form, minutes and seconds below 60, end not before start."""
+def _check_timing(line: str, number: int, pattern: re.Pattern[str], form: str) -> tuple[int, int]:
+    """A cue's timing line, strictly: the form, minutes and seconds below 60, end not before start.
+    Its start and end in milliseconds."""
     match = pattern.match(line)
     if match is None:
-        raise _TimingError(f"line {number}: invalid timing {line.strip()!r} (expected {form})")
+        raise _CueSyntaxError(f"line {number}: invalid timing {line.strip()!r} (expected {form})")
     groups = [int(group) if group else 0 for group in match.groups()]
     half = len(groups) // 2
     if any(part >= 60 for part in (*groups[1:3], *groups[half + 1:half + 3])):
-        raise _TimingError(f"line {number}: minutes and seconds must be below 60 in {line.strip()!r}")
+        raise _CueSyntaxError(f"line {number}: minutes and seconds must be below 60 in {line.strip()!r}")
     start, end = (sum(g * f for g, f in zip(groups[i:i + half], (3_600_000, 60_000, 1000, 1))) for i in (0, half))
     if end < start:
-        raise _TimingError(f"line {number}: the cue ends before it starts ({line.strip()!r})")
+        raise _CueSyntaxError(f"line {number}: the cue ends before it starts ({line.strip()!r})")
+    return start, end
 
 
-class _TimingError(ValueError):
-    """A timing line that is malformed or impossible; the message names its line."""
-
-
-# pysrt cannot read WebVTT (header, optional cue ids, "." before milliseconds, optional
-# hours, cue settings after the end time, NOTE/STYLE/REGION blocks). The subset a scorer
-# needs is this small parser; a dependency for it is not worth it.
+# WebVTT (header, optional cue ids, "." before milliseconds, optional hours, cue settings after
+# the end time, NOTE/STYLE/REGION blocks): the subset a scorer needs is this small reader.
 _VTT_TIMING = re.compile(
     r"^\s*((?:\d+:)?\d{2}:\d{2}\.\d{3})\s+-->\s+((?:\d+:)?\d{2}:\d{2}\.\d{3})(?:\s.*)?$"
 )
@@ -142,10 +131,10 @@ _VTT_STRICT = re.compile(rf"^\s*{_VTT_TIME}\s+-->\s+{_VTT_TIME}(?:\s.*)?$")
 def _parse_vtt(text: str) -> list[TimedText]:
     lines = text.splitlines()
     if not lines or not re.match(r"WEBVTT(?:[ \t]|$)", lines[0]):
-        raise _VttSyntaxError("missing WEBVTT header")
-    (_, header), *blocks = _vtt_blocks(lines)
+        raise _CueSyntaxError("missing WEBVTT header")
+    (_, header), *blocks = _blocks(lines)
     if any("-->" in line for line in header):
-        raise _VttSyntaxError("no blank line between the WEBVTT header and the first cue")
+        raise _CueSyntaxError("no blank line between the WEBVTT header and the first cue")
     return [
         _parse_vtt_cue(first_line, block)
         for first_line, block in blocks
@@ -153,7 +142,7 @@ def _parse_vtt(text: str) -> list[TimedText]:
     ]
 
 
-def _vtt_blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
+def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
     """Blank-line separated blocks, each with the 1-based number of its first line."""
     blocks: list[tuple[int, list[str]]] = []
     current: list[str] = []
@@ -170,7 +159,7 @@ def _parse_vtt_cue(first_line: int, block: list[str]) -> TimedText:
     timing_index = 0 if "-->" in block[0] else 1  # a cue may start with an identifier line
     match = _VTT_TIMING.match(block[timing_index]) if timing_index < len(block) else None
     if match is None:
-        raise _VttSyntaxError(f"invalid WebVTT cue at line {first_line}")
+        raise _CueSyntaxError(f"invalid WebVTT cue at line {first_line}")
     _check_timing(block[timing_index], first_line + timing_index, _VTT_STRICT, "[HH:]MM:SS.mmm --> [HH:]MM:SS.mmm")
     # Unescape after stripping tags so that an escaped "&lt;i&gt;" stays text.
     body = html.unescape(strip_markup("\n".join(block[timing_index + 1 :])))
@@ -283,27 +272,57 @@ def score(
 
 
 def _match(reference: list[TimedText], hypothesis: list[TimedText]) -> list[tuple[int, int]]:
-    """(reference index, hypothesis index) pairs, sorted by reference index."""
+    """(reference index, hypothesis index) pairs, sorted by reference index.
+
+    The assignment maximizes total tIoU over the eligible pairs only (tIoU >= 0.5): a dense
+    matrix of every pair grows with the square of the cue count (two 20,000-cue files: 16 GB),
+    while a cue overlaps only its few neighbours in time. Maximum-weight matching on that sparse
+    graph is a full minimum-weight matching (scipy's LAPJVsp) once each cue may also stay
+    unmatched: reference ``r`` pairs with its own stand-in column at cost 2, hypothesis ``h``
+    with its own stand-in row at cost 2, a pair costs ``2 - tIoU``, and a stand-in row takes a
+    stand-in column where the real pair (r, h) was taken. Every full matching has n + m edges,
+    so its cost is 2(n + m) minus the tIoU it pairs: the least cost is the most total tIoU.
+    """
     if not reference or not hypothesis:
         return []
-    tiou = _tiou_matrix(reference, hypothesis)
-    # Zero the ineligible pairs before assigning: otherwise the assignment could give up
-    # a pair above the threshold for several below it that add up to more total IoU.
-    eligible = np.where(tiou >= MIN_TIOU, tiou, 0.0)
-    rows, cols = linear_sum_assignment(eligible, maximize=True)
-    return [(int(r), int(c)) for r, c in zip(rows, cols) if eligible[r, c] > 0]
+    refs, hyps, tiou = _eligible_pairs(reference, hypothesis)
+    if not len(refs):
+        return []
+    n, m, pairs = len(reference), len(hypothesis), len(refs)
+    rows = np.concatenate([refs, np.arange(n), n + np.arange(m), n + hyps])
+    cols = np.concatenate([hyps, m + np.arange(n), np.arange(m), m + refs])
+    costs = np.concatenate([2.0 - tiou, np.full(n + m + pairs, 2.0)])
+    graph = csr_matrix((costs, (rows, cols)), shape=(n + m, m + n))
+    matched_rows, matched_cols = min_weight_full_bipartite_matching(graph)
+    real = (matched_rows < n) & (matched_cols < m)
+    return sorted((int(r), int(c)) for r, c in zip(matched_rows[real], matched_cols[real]))
 
 
-def _tiou_matrix(reference: list[TimedText], hypothesis: list[TimedText]) -> np.ndarray:
+def _eligible_pairs(reference: list[TimedText], hypothesis: list[TimedText]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(reference indexes, hypothesis indexes, tIoU) of the pairs with tIoU >= 0.5. Such a pair
+    overlaps in time and its hypothesis is at most twice as long as the reference (the overlap
+    is at most the shorter one, the union at least the longer one), so it starts after
+    ``ref.start - 2 * ref length`` and before ``ref.end``: only the hypotheses starting in that
+    window are candidates, found by binary search in their sorted starts."""
     ref = np.array([(cue.start, cue.end) for cue in reference], dtype=float)
     hyp = np.array([(cue.start, cue.end) for cue in hypothesis], dtype=float)
-    ref_start, ref_end = ref[:, :1], ref[:, 1:]
-    hyp_start, hyp_end = hyp[:, 0], hyp[:, 1]
-    overlap = np.minimum(ref_end, hyp_end) - np.maximum(ref_start, hyp_start)
-    intersection = np.clip(overlap, 0, None)
+    order = np.argsort(hyp[:, 0], kind="stable")
+    starts = hyp[order, 0]
+    length = ref[:, 1] - ref[:, 0]
+    low = np.searchsorted(starts, ref[:, 0] - 2 * length, side="left")
+    high = np.searchsorted(starts, ref[:, 1], side="right")
+    counts = np.maximum(high - low, 0)
+    refs = np.repeat(np.arange(len(ref)), counts)
+    firsts = np.repeat(low - (np.cumsum(counts) - counts), counts)
+    hyps = order[firsts + np.arange(counts.sum())]
+    ref_start, ref_end, hyp_start, hyp_end = ref[refs, 0], ref[refs, 1], hyp[hyps, 0], hyp[hyps, 1]
+    intersection = np.clip(np.minimum(ref_end, hyp_end) - np.maximum(ref_start, hyp_start), 0, None)
     union = (ref_end - ref_start) + (hyp_end - hyp_start) - intersection
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(union > 0, intersection / union, 0.0)
+        tiou = np.where(union > 0, intersection / union, 0.0)
+    eligible = tiou >= MIN_TIOU
+    return refs[eligible], hyps[eligible], tiou[eligible]
 
 
 def _unmatched_plus_edits(

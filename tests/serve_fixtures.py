@@ -30,8 +30,9 @@ def free_port() -> int:
 class Server:
     """``subextract serve`` in its own process; ``client`` talks to it with the API key."""
 
-    def __init__(self, data: Path, *args: str, api_key: str | None = API_KEY) -> None:
+    def __init__(self, data: Path, *args: str, api_key: str | None = API_KEY, env: dict[str, str] | None = None) -> None:
         self.data = data
+        self.env = env or {}
         self.args = args
         self.api_key = api_key
         self.port = free_port()
@@ -39,11 +40,13 @@ class Server:
         self.log = data.parent / f"{data.name}-server-{self.port}.log"
         self.process: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60) -> "Server":
+    def start(self, timeout: float = 180) -> "Server":  # the engine loads slowly on a busy machine
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        env.pop("SUBEXTRACT_API_KEY", None)
+        for variable in ("SUBEXTRACT_API_KEY", "SUBEXTRACT_SERVICE_KEY"):
+            env.pop(variable, None)
         if self.api_key:
-            env["SUBEXTRACT_API_KEY"] = self.api_key
+            env["SUBEXTRACT_SERVICE_KEY"] = self.api_key
+        env.update(self.env)
         with open(self.log, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "subextract", "serve", "--port", str(self.port), "--data", str(self.data),

@@ -82,7 +82,7 @@ def simulate(timelines: list[list[tuple[float, float, str]]], rng: random.Random
     close, OCR readings arriving late and out of order. Returns (streamed cues, how many came
     before the end of the video)."""
     streamed: list[Cue] = []
-    stream = CueStream(SETTINGS, len(timelines), lambda r: r, streamed.append)
+    stream = CueStream(SETTINGS, len(timelines), lambda _band, r: r, streamed.append)
     closing = sorted((e, band, s, text) for band, items in enumerate(timelines) for s, e, text in items)
     segments, readings, waiting = [], {}, []
     end = max(e for e, *_ in closing)
@@ -124,7 +124,7 @@ def test_back_to_back_cues_wait_for_the_next_pause():
     # "Two" follows "One" with no gap: whether they merge depends on "Two", which may still grow;
     # both are final once "Two" is followed by more than merge_gap without text.
     log: list[tuple[float, str]] = []
-    stream = CueStream(SETTINGS, 1, lambda r: r, lambda c: log.append((now, c.text)))
+    stream = CueStream(SETTINGS, 1, lambda _band, r: r, lambda c: log.append((now, c.text)))
     items = [(segment(1.0, 2.0), 0), (segment(2.0, 3.0), 1)]
     readings = {0: reading("One"), 1: reading("Two")}
     for now, known, horizon in [(2.5, 1, 2.0), (3.04, 2, 3.04), (3.2, 2, 3.2)]:
@@ -134,7 +134,7 @@ def test_back_to_back_cues_wait_for_the_next_pause():
 
 def test_a_band_waits_for_the_other_bands_frontier():
     emitted: list[Cue] = []
-    stream = CueStream(SETTINGS, 2, lambda r: r, emitted.append)
+    stream = CueStream(SETTINGS, 2, lambda _band, r: r, emitted.append)
     top = (segment(1.0, 2.0, band=1), 0)
     stream.update([top], {0: reading("Top")}, [0.5, 3.0])  # the bottom band may still start a cue at 0.5
     assert emitted == []
@@ -144,7 +144,7 @@ def test_a_band_waits_for_the_other_bands_frontier():
 
 def test_readings_coming_in_while_the_input_stalls_still_go_out():
     emitted: list[Cue] = []
-    stream = CueStream(SETTINGS, 1, lambda r: r, emitted.append)
+    stream = CueStream(SETTINGS, 1, lambda _band, r: r, emitted.append)
     readings: dict[int, Reading] = {}
     stream.update([(segment(1.0, 2.0), 0)], readings, [3.0])  # no frame comes after this one
     assert emitted == []
@@ -157,7 +157,7 @@ def test_an_error_in_the_callback_on_the_worker_thread_reaches_the_decode_loop()
     def broken_pipe(cue: Cue) -> None:
         raise SubextractError("stdout: the reader closed the pipe")
 
-    stream = CueStream(SETTINGS, 1, lambda r: r, broken_pipe)
+    stream = CueStream(SETTINGS, 1, lambda _band, r: r, broken_pipe)
     readings: dict[int, Reading] = {}
     stream.update([(segment(1.0, 2.0), 0)], readings, [3.0])
     readings[0] = reading("One")
@@ -167,7 +167,7 @@ def test_an_error_in_the_callback_on_the_worker_thread_reaches_the_decode_loop()
 
 
 def test_a_final_list_that_contradicts_the_stream_is_an_error():
-    stream = CueStream(SETTINGS, 1, lambda r: r, lambda c: None)
+    stream = CueStream(SETTINGS, 1, lambda _band, r: r, lambda c: None)
     stream.update([(segment(1.0, 2.0), 0)], {0: reading("One")}, [3.0])
     with pytest.raises(RuntimeError):
         stream.finish([cue("Other", 1.0, 2.0)])

@@ -15,6 +15,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -150,3 +151,135 @@ def test_mutated_videos_end_cleanly_and_a_whole_result_is_right(corpus):
         assert run.returncode == EXIT_OF_STATUS[records[name]["status"]], (name, run.returncode, run.stderr)
         if run.returncode == 2:
             assert len(run.stderr.splitlines()) == 1 and run.stdout == ""
+
+
+# -- the service --------------------------------------------------------------------------------
+
+SERVICE_REQUESTS = 400  # the fixed budget: ~30 s on two shared cores
+
+
+def _random_text(rng: random.Random, size: int = 24) -> str:
+    """Text with the characters that break parsers and logs: controls, quotes, a lone surrogate."""
+    alphabet = "abc019:.-_ /\\%\"'<>{}[]\x00\n\r\t\x1b\u202e\u00e9\u4e2d\ud800"
+    text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, size)))
+    return text.encode("utf-8", "replace").decode("utf-8", "replace") if rng.random() < 0.5 else text
+
+
+def _random_value(rng: random.Random, depth: int = 0):
+    kind = rng.randrange(9 if depth < 3 else 6)
+    if kind == 0:
+        return rng.choice([0, -1, 1, 2**64, -(2**70), 10**30])
+    if kind == 1:
+        return rng.choice([0.5, -0.0, 1e308, 1e-308, 3.6e5, 99999.0])
+    if kind == 2:
+        return _random_text(rng)
+    if kind == 3:
+        return rng.choice([True, False, None])
+    if kind == 4:
+        return rng.choice(["1e308:0", "inf", "-1", "1:2:3:4", "00:00:01.5", "nan", "9" * 40])
+    if kind == 5:
+        return rng.choice(["en", "zh", "all", "fast", "bottom", "0,0,10,10", "re:(a|a)*b", "re:(?<=x)", "word"])
+    if kind == 6:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    if kind == 7:
+        return {_random_text(rng, 6): _random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))}
+    return rng.choice(["[" * 5000, "{" * 100])
+
+
+FIELDS = ("file", "lang", "config", "region", "start", "end", "translate", "watchlist", "url", "text", "x")
+
+
+def _multipart(rng: random.Random) -> tuple[bytes, str]:
+    boundary = rng.choice(["XyZ", "b" * rng.randint(60, 400), "a b", "é", "", "--"])
+    parts = []
+    for _ in range(rng.randint(0, 5)):
+        name = rng.choice(FIELDS)
+        disposition = f'form-data; name="{name}"' if rng.random() < 0.9 else "form-data"
+        if rng.random() < 0.4:
+            disposition += f'; filename="{_random_text(rng, 12)}"'
+        value = rng.randbytes(rng.randint(0, 3000)) if rng.random() < 0.4 else str(_random_value(rng)).encode(
+            "utf-8", "surrogateescape" if rng.random() < 0.5 else "replace")
+        parts.append(f"--{boundary}\r\nContent-Disposition: {disposition}\r\n\r\n".encode("utf-8", "replace")
+                     + value + b"\r\n")
+    body = b"".join(parts) + (f"--{boundary}--\r\n".encode("utf-8", "replace") if rng.random() < 0.8 else b"")
+    if rng.random() < 0.2:
+        body = body[:rng.randint(0, len(body))]
+    content_type = rng.choice([f"multipart/form-data; boundary={boundary}", "Multipart/Form-Data; boundary=XyZ",
+                               "multipart/form-data", f'multipart/form-data; boundary="{boundary}"'])
+    return body, content_type
+
+
+def _fuzz_request(rng: random.Random, job_id: str) -> dict:
+    kind = rng.choice(["multipart", "json", "patch", "headers", "get"])
+    headers = {}
+    if kind == "multipart":
+        body, headers["Content-Type"] = _multipart(rng)
+        return {"method": "POST", "url": "/v1/jobs", "content": body, "headers": headers}
+    if kind == "json":
+        value = _random_value(rng)
+        if isinstance(value, dict) and rng.random() < 0.7:
+            value["url"] = rng.choice(["http://10.0.0.1/v.mp4", "http://[::1]/x", "file:///etc/passwd",
+                                       "rtmp://127.0.0.1/live", _random_text(rng), 5])
+        text = json.dumps(value) if rng.random() < 0.8 else _random_text(rng, 60)
+        return {"method": "POST", "url": "/v1/jobs", "content": text.encode("utf-8", "surrogatepass"),
+                "headers": {"Content-Type": rng.choice(["application/json", "Application/JSON; charset=utf-8"])}}
+    if kind == "patch":
+        seq = rng.choice(["0", "1", "99999999999999999999", "-1", "x"])
+        body = json.dumps(_random_value(rng)) if rng.random() < 0.9 else "[" * 100_000
+        return {"method": "PATCH", "url": f"/v1/jobs/{job_id}/cues/{seq}", "content": body.encode(),
+                "headers": {"Content-Type": "application/json"}}
+    if kind == "headers":
+        for name in rng.sample(["Last-Event-ID", "X-Request-Id", "Origin", "Accept", "Range", "If-None-Match"],
+                               rng.randint(1, 3)):
+            headers[name] = rng.choice(["99999999999999999999", "-5", "null", "http://evil.example",
+                                        "text/event-stream",
+                                        "bytes=0-", "x" * 300, "0"])
+        path = rng.choice([f"/v1/jobs/{job_id}/cues", f"/v1/jobs/{job_id}", "/v1/jobs?limit=99999999999999999999",
+                           f"/v1/jobs/{job_id}/subtitles.srt?track=%00", "/health", "/ready"])
+        return {"method": rng.choice(["GET", "GET", "DELETE", "BREW", "OPTIONS"]), "url": path, "headers": headers}
+    return {"method": "GET", "url": rng.choice([f"/v1/jobs/{job_id}/cues/{rng.randint(-5, 10**25)}/crop.png",
+                                                "/v1/jobs/%00", "/v1/jobs/../../etc/passwd", "/static/../app.py",
+                                                f"/v1/jobs/{job_id}/subtitles."
+                                                f"{quote(_random_text(rng, 4), safe='', errors='replace')}"])}
+
+
+@pytest.mark.slow
+def test_seeded_requests_never_make_the_service_fail(tmp_path):
+    """Multipart bodies, JSON, PATCHes and headers drawn from one seed: every answer is below 500
+    (a 500 is a defect the client cannot act on), the server stays alive and its store readable."""
+    import httpx
+
+    from serve_fixtures import API_KEY, ZH_SAMPLE, Server, upload, wait_for
+
+    server = Server(tmp_path / "data", "--max-upload-mb", "2").start()
+    try:
+        with server.client(timeout=20) as client:
+            job_id = upload(client, ZH_SAMPLE, end="2").json()["id"]
+            assert wait_for(client, job_id)["status"] == "done"
+            rng = random.Random(SEED)
+            failures = []
+            for n in range(SERVICE_REQUESTS):
+                request = _fuzz_request(rng, job_id)
+                if n % 10 == 0:  # now and then without the key, or with another Host
+                    request.setdefault("headers", {})["Authorization"] = rng.choice(
+                        ["", f"Bearer {API_KEY} ", "Basic x"])
+                request["headers"] = {name: value.encode("utf-8", "replace")  # any bytes a client may send
+                                      for name, value in request.get("headers", {}).items()}
+                try:
+                    response = client.request(**request)
+                except httpx.LocalProtocolError:  # httpx itself would not send it
+                    continue
+                except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+                    continue  # the server closed the connection: a refusal, not a failure
+                except httpx.TransportError as exc:  # a time-out: the server stalled
+                    failures.append((n, request["method"], request["url"], repr(exc)))
+                    continue
+                if response.status_code >= 500:
+                    failures.append((n, request["method"], request["url"], response.status_code, response.text[:200]))
+            assert failures == []
+            assert httpx.get(f"{server.url}/health", timeout=5).json() == {"status": "ok"}
+            assert client.get("/v1/jobs").status_code == 200
+            assert client.get(f"/v1/jobs/{job_id}").status_code in (200, 404)  # a fuzzed DELETE may have removed it
+        assert "Traceback" not in server.log_text(1_000_000)
+    finally:
+        server.stop()

@@ -134,15 +134,20 @@ def test_server_killed_mid_run(server, tmp_path):
 
 def test_hunyuanocr_preset_through_the_server(tmp_path_factory, tmp_path):
     """HunyuanOCR's architecture served by vLLM (its Transformers backend on this CPU build) and
-    read through the hunyuanocr preset: its subtitle prompt, repetition penalty and tail cleanup."""
+    read through the hunyuanocr preset: its subtitle prompt, repetition penalty and tail cleanup.
+    The server's prompt for each crop is the model's processor's: as many tokens as the processor
+    makes of the chat template's prompt and the picture sent (no image start or end doubled)."""
     model = tiny_hunyuan_ocr(tmp_path_factory.getbasetemp())
     out = tmp_path / "cues.json"
-    with serving(model, tmp_path / "vllm.log", images=1, hunyuan_vl=True) as running:
+    with serving(model, tmp_path / "vllm.log", images=1, hunyuan_vl=True) as running, \
+            recording(running.url) as proxy:
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             code = main([str(a) for a in (SAMPLE, "--config", "hunyuanocr", "--config",
-                                          tiny_config(tmp_path / "tiny.yaml", prompt="提取图片中的字幕。"),
-                                          "--engine", "openai", "--server", running.url, "--model", model,
+                                          # a request retried after a timeout on a loaded machine is read twice
+                                          tiny_config(tmp_path / "tiny.yaml", prompt="提取图片中的字幕。",
+                                                      timeout=600),
+                                          "--engine", "openai", "--server", proxy.url, "--model", model,
                                           "--end", END,
                                           "--region", "bottom", "--format", "json", "-o", out)])
         assert code == 0, err.getvalue() + running.log_tail()
@@ -150,3 +155,23 @@ def test_hunyuanocr_preset_through_the_server(tmp_path_factory, tmp_path):
     result = json.loads(out.read_text())
     assert result["stats"]["ocr_calls"] == result["stats"]["segments"] == len(reference_cues(END))
     assert finished == result["stats"]["ocr_calls"]
+    assert [reply["usage"]["prompt_tokens"] for reply in proxy.replies] == processor_token_counts(model, proxy.bodies)
+
+
+def processor_token_counts(model, bodies: list[dict]) -> list[int]:
+    """The tokens the model's Hugging Face processor makes of each chat request: its chat template
+    over the request's text, and the request's picture."""
+    import base64
+
+    from PIL import Image
+    from transformers import AutoProcessor
+
+    processor = AutoProcessor.from_pretrained(str(model))
+    counts = []
+    for body in bodies:
+        image, text = body["messages"][0]["content"]
+        picture = Image.open(io.BytesIO(base64.b64decode(image["image_url"]["url"].split(",", 1)[1]))).convert("RGB")
+        messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": text["text"]}]}]
+        prompt = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        counts.append(int(processor(text=[prompt], images=[picture], return_tensors="pt")["input_ids"].shape[1]))
+    return counts

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 
@@ -18,7 +19,7 @@ from subextract.scoring import TimedText, load_cues, score
 from subextract.stages.language import script_of
 from subextract.config import load_settings
 from subextract.stages.ocr import TextLine, create_engine
-from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine
+from subextract.stages.ocr.routed import MIN_CONFIDENCE, RoutedEngine, _agreed
 from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr.scripts import (BETTER_MODELS, BETTER_MODELS_ENV, SOURCES_FILE, TESSERACT_LANGUAGES,
                                            install_models_dir, installed_models, model_folder, require_language,
@@ -225,6 +226,88 @@ def test_tesseract_text_as_subtitles_write_it(read, written):
     """Greek monotonic, Ukrainian's lone і, no guessed Arabic shadda, direction marks or stray
     edge digit, Thai's and Lao's sara am as the one letter."""
     assert cleaned(TextLine(read, 0.9, (0, 0, 10, 10)), "").text == written
+
+
+# --- which crop reads a line ----------------------------------------------------------------
+
+NASKH = Path("/usr/share/fonts/truetype/noto/NotoNaskhArabic-Regular.ttf")  # fonts-noto-core: thin strokes
+
+
+def _grass(seed: int, shape: tuple[int, int] = (200, 1000)) -> np.ndarray:
+    """A grey field of thin bright blades, as grass behind a subtitle."""
+    rng = np.random.default_rng(seed)
+    picture = np.full(shape, 110, np.float32)
+    for _ in range(1800):
+        x, y, length = int(rng.integers(0, shape[1])), int(rng.integers(0, shape[0])), int(rng.integers(10, 40))
+        cv2.line(picture, (x, y), (int(x + rng.normal(0, 0.4) * length), y - length), float(rng.integers(120, 200)), 1)
+    return cv2.GaussianBlur(picture, (3, 3), 0).astype(np.uint8)
+
+
+def _plain_line_over_grass(text: str, seed: int) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """Plain white Naskh text over grass, and the segmenter's padded box of its strokes."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(str(NASKH), 30)
+    band = Image.fromarray(_grass(seed))
+    x = (band.width - ImageDraw.Draw(band).textlength(text, font=font)) / 2
+    ImageDraw.Draw(band).text((x, 70), text, font=font, fill=235)
+    ink = Image.new("L", band.size, 0)
+    ImageDraw.Draw(ink).text((x, 70), text, font=font, fill=255)
+    ys, xs = np.nonzero(np.asarray(ink) > 128)
+    height = ys.max() - ys.min()
+    return np.asarray(band), (int(xs.min() - 0.6 * height), int(ys.min() - 0.35 * height),
+                              int(xs.max() + 0.6 * height), int(ys.max() + 0.35 * height))
+
+
+@pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize(("text", "seed"), [("لا يوجد تعليق", 0), ("اختر طابعة شبكة", 0), ("لا يوجد تعليق", 2),
+                                            ("اختر طابعة شبكة", 2)])
+def test_a_row_read_as_noise_is_read_again_from_the_strokes_box(text, seed):
+    """The detector's row over thin plain text holds grass enough that the model reads noise
+    there; the segmenter's box of the strokes, the text larger in it, reads the line."""
+    engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ar"))
+    band, box = _plain_line_over_grass(text, seed)
+    rows = engine._detected_rows(cv2.cvtColor(band, cv2.COLOR_GRAY2BGR), (box,))
+    assert len(rows) == 1 and rows[0] != box
+    assert engine._read_line_fixed(band, rows[0]) is None  # the row alone reads as noise
+    reading = engine.read_batch([band], [(box,)])[0]
+    assert [_letters(line.text) for line in reading.lines] == [_letters(text)]
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text if c.isalnum())
+
+
+@pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize("text", ["لا يوجد تعليق", "اختر طابعة شبكة", "عنوان غير صالح"])
+def test_a_line_the_picture_reads_unsure_is_read_again_from_single_frames(text):
+    """Specks over the line in the segment's picture (a median the picture behind spoiled): read
+    as noise or misread unsurely; the segment's single frames, where the line shows clean, read it."""
+    engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ar"))
+    clean, box = _plain_line_over_grass(text, 3)
+    x0, y0, x1, y1 = box
+    specks = np.random.default_rng(5).integers(0, 255, (y1 - y0, x1 - x0)) > 200
+    spoiled = clean.copy()
+    spoiled[y0:y1, x0:x1][specks] = 235
+    alone = engine.read_batch([spoiled], [(box,)])[0]
+    assert [_letters(line.text) for line in alone.lines] != [_letters(text)]
+    again = engine.read_batch([spoiled], [(box,)], frames=[(clean, clean)])[0]
+    assert [_letters(line.text) for line in again.lines] == [_letters(text)]
+
+
+def _line(text: str, confidence: float) -> TextLine:
+    return TextLine(text, confidence, (0, 0, 10, 10))
+
+
+@pytest.mark.parametrize(("readings", "chosen"), [
+    ([_line("abc", 0.6), _line("abd", 0.7), _line("abc.", 0.5)], "abc"),  # two agree (punctuation aside)
+    ([_line("abc", 0.6), _line("abd", 0.7)], "abd"),  # no agreement: the more confident
+    ([None, _line("abd", 0.5), None], "abd"),  # read as noise in the others
+    ([None, None], None),
+])
+def test_the_most_agreed_reading_of_a_line_is_kept(readings, chosen):
+    line = _agreed(readings)
+    assert (line.text.rstrip(".") if line else None) == chosen
 
 
 # --- the better models: which one reads, and the fallback to Debian's ------------------------

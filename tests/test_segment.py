@@ -311,3 +311,13 @@ def test_ocr_picture_is_the_per_pixel_median_of_the_kept_frames(count):
         keeper.offer(frame)
     assert np.array_equal(keeper.median(), np.median(np.stack(frames), axis=0).astype(np.uint8))
     assert all(np.array_equal(kept, frame) for kept, frame in zip(keeper.frames, frames))  # left as they were
+
+
+def test_a_segment_carries_single_frames_from_inside_it_for_a_second_look():
+    t = times(30)
+    frames = [(pts, with_text(background(i, "panning"), "HELLO WORLD")) for i, pts in enumerate(t)]
+    (segment,) = segments_of(frames, end=1.2)
+    shown = [band for _, band in frames]
+    assert len(segment.frames) == 2
+    indices = [next(i for i, band in enumerate(shown) if np.array_equal(band, frame)) for frame in segment.frames]
+    assert 0 < indices[0] < indices[1] < len(shown) - 1

@@ -1,6 +1,6 @@
 """A bounded loopback load test: 20 clients submit a short job each and poll it to the end at
 once. No job may be lost, the API must stay responsive (p95 latency) and the server's memory
-bounded. Stops by itself (a deadline per client); the figures are printed (``-s``) for README.
+bounded. Stops by itself (a deadline per client); the figures are printed (``-s``) for docs/service.md.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ what a job's options may change."""
 
 from __future__ import annotations
 
+from subextract.serve.cue_edits import CueEdit
 from subextract.serve.store import ORIGINAL, Store, StoredCue
 from subextract.schema import Cue
 
@@ -63,7 +64,7 @@ def test_edits_keep_times_exact(tmp_path):
     store.finish("j", "done", metadata={}, tracks={ORIGINAL: [StoredCue(0, original, ["a"])]})
     (stored,) = store.cues("j")
     assert stored.cue == original and stored.flags == ["a"] and not stored.edited
-    store.edit_cue("j", ORIGINAL, 0, Cue(0.5, 2.0, ("c",), ("en",), 0.75, band=1))
+    store.edit_cues("j", ORIGINAL, [CueEdit(0, start=0.5, end=2.0, text="c")])
     (edited,) = store.cues("j")
     assert edited.edited and edited.cue.lines == ("c",) and edited.cue.start == 0.5
 
@@ -89,3 +90,16 @@ def test_a_taken_port_is_one_line_and_exit_2(tmp_path):
                               str(tmp_path / "data")], capture_output=True, text=True, timeout=60, check=False)
     assert run.returncode == 2
     assert run.stderr == f"subextract: error: cannot listen on 127.0.0.1:{port} (Address already in use)\n"
+
+
+def test_a_failure_told_to_the_client_names_no_path_of_the_server(tmp_path):
+    """A failed picture write named the job's crops folder under --data in full."""
+    from subextract.serve.service import ServiceConfig
+    from subextract.serve.worker import _private
+
+    config = ServiceConfig(data=tmp_path / "data")
+    store = _store(tmp_path)
+    job = store.add("j1", "upload", str(config.job_folder("j1") / "input"), "clip.mp4", {})
+    message = _private(f"--save-crops {config.job_folder('j1') / 'crops'}: cannot write 00-01_band0.png; "
+                       f"{job.input}: truncated", job, config)
+    assert str(tmp_path) not in message and "clip.mp4: truncated" in message

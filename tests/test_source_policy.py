@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 from subextract.errors import SubextractError
 from subextract.stages import source
 from subextract.stages.source import CONTAINER_FORMATS, DEFAULT_READ_TIMEOUT, NETWORK_SCHEMES, STREAM_FORMATS, \
-    check_url, input_args, input_options, is_url, read_timeout
+    MAX_STREAMS, check_url, ffmpeg_environment, input_args, input_options, is_url, needs_proxy, read_timeout, \
+    set_input_format
 
 HTTP_WHITELIST = "http,https,tcp,tls,crypto,httpproxy"  # tcp reaches only the vetting proxy
 RTMP_WHITELIST = "rtmp,rtmps,tcp,tls"
@@ -77,24 +79,61 @@ def test_network_inputs_get_the_network_whitelist_and_the_read_timeout(monkeypat
     monkeypatch.delenv("SUBEXTRACT_READ_TIMEOUT", raising=False)
     timeout = str(int(DEFAULT_READ_TIMEOUT * 1_000_000))
     options = input_options("https://example.com/live.m3u8", proxy=PROXY)
-    assert options == {"protocol_whitelist": HTTP_WHITELIST, "http_proxy": PROXY, "rw_timeout": timeout,
+    streams = {"max_streams": str(MAX_STREAMS)}
+    assert options == {**streams, "protocol_whitelist": HTTP_WHITELIST, "http_proxy": PROXY, "rw_timeout": timeout,
                        "format_whitelist": ",".join(CONTAINER_FORMATS + STREAM_FORMATS)}
-    assert input_options("rtmp://example.com/live") == {"protocol_whitelist": RTMP_WHITELIST, "rw_timeout": timeout}
-    assert input_args("rtmp://example.com/live") == ["-protocol_whitelist", RTMP_WHITELIST, "-rw_timeout", timeout]
+    assert input_options("rtmp://example.com/live") == {**streams, "protocol_whitelist": RTMP_WHITELIST,
+                                                        "rw_timeout": timeout}
+    assert input_args("rtmp://example.com/live") == ["-protocol_whitelist", RTMP_WHITELIST, "-rw_timeout", timeout,
+                                                     "-max_streams", str(MAX_STREAMS)]
 
 
 def test_an_http_input_without_the_vetting_proxy_is_refused():
-    with pytest.raises(ValueError, match="needs the vetting proxy"):
+    with pytest.raises(ValueError, match="^an HTTP\\(S\\) input needs the vetting proxy$"):
         input_options("https://example.com/live.m3u8")
+
+
+@pytest.mark.parametrize("url, proxied", [("http://example.com/a", True), ("HTTPS://example.com/a", True),
+                                          ("rtmp://example.com/a", False), ("httpfile.mp4", False)])
+def test_only_http_inputs_go_through_the_vetting_proxy(url, proxied, monkeypatch):
+    monkeypatch.delenv("SUBEXTRACT_READ_TIMEOUT", raising=False)
+    assert needs_proxy(url) is proxied
+    if proxied:
+        assert input_args(url, PROXY)[4:6] == ["-http_proxy", PROXY]
+
+
+def test_a_format_the_user_names_is_the_only_list_format_a_local_input_may_use(tmp_path):
+    listing = tmp_path / "list.m3u8"
+    listing.write_bytes(b"#EXTM3U\n")
+    set_input_format("hls")
+    try:
+        assert input_options(str(listing)) == {"protocol_whitelist": LOCAL_WHITELIST, "f": "hls",
+                                               "format_whitelist": ",".join((*CONTAINER_FORMATS, "hls")),
+                                               "max_streams": str(MAX_STREAMS)}
+    finally:
+        set_input_format(None)
+    assert input_options(str(listing)) == {"protocol_whitelist": LOCAL_WHITELIST,
+                                           "format_whitelist": ",".join(CONTAINER_FORMATS),
+                                           "max_streams": str(MAX_STREAMS)}
+
+
+def test_ffmpeg_never_sees_no_proxy(monkeypatch):
+    for name in ("no_proxy", "NO_PROXY", "No_Proxy"):
+        monkeypatch.setenv(name, "*")
+    monkeypatch.setenv("HTTP_PROXY_NOTE", "kept")
+    environment = ffmpeg_environment()
+    assert not {"no_proxy", "NO_PROXY", "No_Proxy"} & set(environment)
+    assert environment["HTTP_PROXY_NOTE"] == "kept" and environment["PATH"] == os.environ["PATH"]
 
 
 def test_local_inputs_may_open_local_files_only(tmp_path):
     video = tmp_path / "movie.mp4"
     video.write_bytes(b"x")
-    expected = {"protocol_whitelist": LOCAL_WHITELIST, "format_whitelist": ",".join(CONTAINER_FORMATS)}
+    expected = {"max_streams": str(MAX_STREAMS), "protocol_whitelist": LOCAL_WHITELIST,
+                "format_whitelist": ",".join(CONTAINER_FORMATS)}
     assert input_options(str(video)) == expected
     assert input_args(str(video)) == ["-protocol_whitelist", LOCAL_WHITELIST, "-format_whitelist",
-                                      ",".join(CONTAINER_FORMATS)]
+                                      ",".join(CONTAINER_FORMATS), "-max_streams", str(MAX_STREAMS)]
     assert "http" not in LOCAL_WHITELIST and "tcp" not in LOCAL_WHITELIST
     assert not {"hls", "concat", "image2"} & set(CONTAINER_FORMATS)
 

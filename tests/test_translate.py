@@ -13,7 +13,8 @@ from subextract.cli import main
 from subextract.job import language_output
 from subextract.config import load_settings
 from subextract.errors import SubextractError
-from subextract.translate import checked_language, open_translator, source_language
+from subextract.langtags import translation_language
+from subextract.translate import open_translator, source_language
 from subextract.translate.protocol import (Glossary, Languages, Prompt, batch_prompt, cue_prompt, parse_numbered,
                                            parse_single)
 from subextract.translate.translator import Translator
@@ -130,11 +131,11 @@ def test_glossary_file(tmp_path):
 
 
 def test_language_codes():
-    assert checked_language("eng") == "en"
-    assert checked_language("zh-Hant") == "zh-Hant"
+    assert translation_language("eng") == "en"
+    assert translation_language("zh-Hant") == "zh-Hant"
     for bad in ("xx", "english!", ""):
-        with pytest.raises(SubextractError, match="not a language code"):
-            checked_language(bad)
+        with pytest.raises(SubextractError, match="not a language tag or name"):
+            translation_language(bad)
 
 
 def test_bad_prompt_placeholder_is_one_line(tmp_path):
@@ -259,6 +260,5 @@ def test_translate_command_errors(tmp_path, capsys):
                  str(tmp_path / "out.srt")]) == 2
     assert "needs a translator" in capsys.readouterr().err
     assert not (tmp_path / "out.srt").exists()
-    with pytest.raises(SystemExit):
-        main(["translate", str(broken), "--to", "klingon!"])
-    assert "not a language code" in capsys.readouterr().err
+    assert main(["translate", str(broken), "--to", "klingon!"]) == 2
+    assert "--to klingon!: not a language tag or name" in capsys.readouterr().err

@@ -1,5 +1,6 @@
-"""Runs the real-vLLM tests (test_vllm_engine.py, test_openai_engine.py, test_translate_vllm.py) and the
-transformers engine's (test_transformers_engine.py: torch lives in .venv-vllm too) from the main test
+"""Runs the real-vLLM tests (test_vllm_engine.py, test_openai_engine.py, test_translate_vllm.py,
+test_vllm_prompts.py), the transformers engine's and HunyuanOCR's vision tower's
+(test_transformers_engine.py, test_vllm_vision_tower.py: torch lives in .venv-vllm too) from the main test
 command. vLLM's CPU build needs its own virtualenv (a pinned CPU torch, no torchvision), so
 under the main .venv those modules skip themselves and this test makes .venv-vllm
 (scripts/setup_vllm.sh: ~4 minutes the first time, a no-op after) and runs them there; its
@@ -17,7 +18,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = ["tests/test_vllm_engine.py", "tests/test_openai_engine.py", "tests/test_translate_vllm.py",
-           "tests/test_transformers_engine.py"]
+           "tests/test_transformers_engine.py", "tests/test_vllm_prompts.py", "tests/test_vllm_vision_tower.py",
+           "tests/test_serve_vllm.py"]
 
 
 @pytest.mark.slow

@@ -78,7 +78,7 @@ def test_render_json_keeps_the_metadata_and_the_cues():
 
 @pytest.mark.filterwarnings("ignore:Overflow in SubStation timestamp")  # ASS stops at 9:59:59.99; LONG has 10 h
 def test_every_format_renders():
-    assert FORMATS == ("srt", "vtt", "ass", "json", "jsonl")
+    assert FORMATS == ("srt", "vtt", "ass", "txt", "json", "jsonl")
     for fmt in FORMATS:
         assert render(LONG, fmt)
 
@@ -86,7 +86,7 @@ def test_every_format_renders():
 def test_unknown_format_message_lists_the_formats():
     with pytest.raises(SubextractError) as refused:
         render(LONG, "sbv")
-    assert str(refused.value) == "unknown format 'sbv' (choose from srt, vtt, ass, json, jsonl)"
+    assert str(refused.value) == "unknown format 'sbv' (choose from srt, vtt, ass, txt, json, jsonl)"
 
 
 TWO_BANDS = {"width": 1280, "height": 720, "bands": [{"x": 0, "y": 560, "width": 1280, "height": 160},
@@ -173,13 +173,13 @@ def test_a_failed_write_says_why_in_one_line(tmp_path):
 
 
 def test_the_replacement_is_whole_and_keeps_the_usual_mode(tmp_path):
+    import subprocess
+
     path = tmp_path / "out.srt"
     path.write_text("old text that is longer than the new one\n")
-    old = os.umask(0o027)
-    try:
-        write_text(str(path), "new\n")
-    finally:
-        os.umask(old)
+    # The process's umask as it starts (the writer reads it once: setting it is process-wide).
+    code = "import sys; from subextract.stages.write import write_text; write_text(sys.argv[1], 'new\\n')"
+    subprocess.run([sys.executable, "-c", code, str(path)], check=True, preexec_fn=lambda: os.umask(0o027))
     assert path.read_text() == "new\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert [p.name for p in tmp_path.iterdir()] == ["out.srt"]
@@ -202,7 +202,7 @@ def test_output_is_utf8_whatever_the_locale(tmp_path):
 
     code = ("import sys\nfrom subextract.stages.align import Cue\nfrom subextract.stages.write import render, write_text\n"
             "cues = [Cue(1.0, 2.0, ('\\u4eca\\u5929\\u5929\\u6c14\\u5f88\\u597d',), ('zh',), 0.9)]\n"
-            "for fmt in ('srt', 'vtt', 'ass', 'json', 'jsonl'):\n    write_text(sys.argv[1] + '.' + fmt, render(cues, fmt))\n"
+            "for fmt in ('srt', 'vtt', 'ass', 'txt', 'json', 'jsonl'):\n    write_text(sys.argv[1] + '.' + fmt, render(cues, fmt))\n"
             "import subextract.stages.write as w; w.write_text('/dev/null', render(cues, 'srt'))\n")
     env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
     check = subprocess.run([sys.executable, "-c", "import locale; print(locale.getpreferredencoding(False))"],

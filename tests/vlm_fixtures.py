@@ -194,22 +194,66 @@ def register_hunyuan_vl_pil_processor() -> None:
         "pil": HunYuanVLImageProcessorPil, "torchvision": HunYuanVLImageProcessorPil}, exist_ok=True)
 
 
-def build_hunyuan_vl(target: Path) -> Path:
-    """A HunyuanOCR-architecture model directory (HunYuanVLForConditionalGeneration: its ViT with
-    the patch merger, the HunYuan dense text model with four-axis multimodal rope)."""
-    import torch
-    from transformers import (HunYuanVLConfig, HunYuanVLForConditionalGeneration, HunYuanVLProcessor,
-                              PreTrainedTokenizerFast)
-    from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
+def _hunyuan_vl_tokenizer():
+    from transformers import PreTrainedTokenizerFast
 
-    torch.manual_seed(0)
     start, image, end, stop, pad = (HUNYUAN_VL_SPECIALS[5], HUNYUAN_VL_SPECIALS[7], HUNYUAN_VL_SPECIALS[6],
                                     HUNYUAN_VL_SPECIALS[2], HUNYUAN_VL_SPECIALS[8])
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=_tokenizer_object(HUNYUAN_VL_SPECIALS), unk_token="<unk>", bos_token=HUNYUAN_VL_SPECIALS[1],
         eos_token=stop, pad_token=pad, chat_template=HUNYUAN_VL_CHAT_TEMPLATE,
         extra_special_tokens={"image_token": image, "image_start_token": start, "image_end_token": end})
-    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in HUNYUAN_VL_SPECIALS}
+    return tokenizer, {token: tokenizer.convert_tokens_to_ids(token) for token in HUNYUAN_VL_SPECIALS}
+
+
+def build_hunyuan_ocr_shape(target: Path) -> Path:
+    """A config-only model directory of HunyuanOCR's published shape (tencent/HunyuanOCR: 24 x 1,024
+    text layers, GQA 16/8 heads of 128, SwiGLU 3,584, vocabulary 120,818; 27 x 1,152 ViT, 16 heads,
+    MLP 4,304, 16-pixel patches, 2x2 merger to 1,024), for speed measurements with random weights
+    (``load_format: dummy``). Its config.json has the checkpoint's own layout (text fields at the
+    top, the four-axis rope as ``rope_scaling.xdrope_section``), which both transformers and vLLM's
+    native HunYuanVL read; its processor has the model's pixel bounds (512x512 to 2048x2048)."""
+    from transformers import HunYuanVLProcessor
+    from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
+
+    tokenizer, ids = _hunyuan_vl_tokenizer()
+    start, image, end, stop = (ids[HUNYUAN_VL_SPECIALS[5]], ids[HUNYUAN_VL_SPECIALS[7]], ids[HUNYUAN_VL_SPECIALS[6]],
+                               ids[HUNYUAN_VL_SPECIALS[2]])
+    config = {
+        "architectures": ["HunYuanVLForConditionalGeneration"], "model_type": "hunyuan_vl", "torch_dtype": "bfloat16",
+        "vocab_size": 120818, "org_vocab_size": 120818, "hidden_size": 1024, "num_hidden_layers": 24,
+        "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "attention_head_dim": 128,
+        "intermediate_size": 3584, "hidden_act": "silu", "attention_bias": False, "mlp_bias": False,
+        "use_qk_norm": True, "rms_norm_eps": 1e-5, "max_position_embeddings": 32768, "rope_theta": 10000.0,
+        "rope_scaling": {"type": "xdrope", "alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
+                         "mscale": 1.0, "mscale_all_dim": 1.0, "xdrope_section": [16, 16, 16, 16]},
+        "tie_word_embeddings": True, "bos_token_id": ids[HUNYUAN_VL_SPECIALS[1]], "eos_token_id": stop,
+        "eod_token_id": stop, "pad_token_id": ids[HUNYUAN_VL_SPECIALS[8]], "pad_id": ids[HUNYUAN_VL_SPECIALS[8]],
+        "image_token_id": image, "image_start_token_id": start, "image_end_token_id": end, "im_start_id": start,
+        "im_end_id": end, "im_newline_id": ids[HUNYUAN_VL_SPECIALS[8]],
+        "vision_config": {"hidden_size": 1152, "out_hidden_size": 1024, "text_hidden_size": 1024,
+                          "num_hidden_layers": 27, "num_attention_heads": 16, "intermediate_size": 4304,
+                          "patch_size": 16, "num_channels": 3, "spatial_merge_size": 2, "rms_norm_eps": 1e-5,
+                          "interpolate_mode": "bilinear", "max_image_size": 2048, "hidden_act": "gelu"},
+    }
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "config.json").write_text(json.dumps(config, indent=1))
+    HunYuanVLProcessor(image_processor=HunYuanVLImageProcessorPil(), tokenizer=tokenizer,
+                       chat_template=HUNYUAN_VL_CHAT_TEMPLATE).save_pretrained(target)
+    return target
+
+
+def build_hunyuan_vl(target: Path) -> Path:
+    """A HunyuanOCR-architecture model directory (HunYuanVLForConditionalGeneration: its ViT with
+    the patch merger, the HunYuan dense text model with four-axis multimodal rope)."""
+    import torch
+    from transformers import HunYuanVLConfig, HunYuanVLForConditionalGeneration, HunYuanVLProcessor
+    from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import HunYuanVLImageProcessorPil
+
+    torch.manual_seed(0)
+    image, start, end, stop, pad = (HUNYUAN_VL_SPECIALS[7], HUNYUAN_VL_SPECIALS[5], HUNYUAN_VL_SPECIALS[6],
+                                    HUNYUAN_VL_SPECIALS[2], HUNYUAN_VL_SPECIALS[8])
+    tokenizer, ids = _hunyuan_vl_tokenizer()
     config = HunYuanVLConfig(
         text_config={"vocab_size": len(tokenizer), "hidden_size": 64, "intermediate_size": 128,
                      "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 32,
@@ -386,8 +430,8 @@ def recording(upstream: str) -> Iterator[RecordingProxy]:
 
 
 class RecordingProxy(ThreadingHTTPServer):
-    """Forwards each request to ``upstream`` and records the (start, end) time, the body and
-    the Authorization header of every chat completion."""
+    """Forwards each request to ``upstream`` and records the (start, end) time, the body, the
+    reply and the Authorization header of every chat completion."""
 
     daemon_threads = True
 
@@ -396,6 +440,7 @@ class RecordingProxy(ThreadingHTTPServer):
         self.client = httpx.Client(timeout=120, limits=httpx.Limits(max_connections=64))
         self.completions: list[tuple[float, float]] = []
         self.bodies: list[dict] = []  # the chat-completion requests, as sent
+        self.replies: list[dict] = []  # and the server's answers, in the same order
         self.authorizations: set[str] = set()
         self.lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), _ProxyHandler)
@@ -432,6 +477,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             with self.server.lock:
                 self.server.completions.append((started, time.monotonic()))
                 self.server.bodies.append(json.loads(body))
+                self.server.replies.append(reply.json() if reply.status_code == 200 else {})
                 self.server.authorizations.add(self.headers.get("Authorization", ""))
         self.send_response(reply.status_code)
         self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))

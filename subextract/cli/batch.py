@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from subextract.batch import LIST_EXTENSIONS, VIDEO_EXTENSIONS, BatchRunner, Options, Shard, discover, run_batch
-from subextract.cli.options import (add_config_option, add_engine_options, add_feed_options, add_input_options,
+from subextract.cli.options import (add_config_option, add_engine_options, add_fail_on_empty_option, add_feed_options,
+                                    add_input_options,
                                     add_logging_options, add_translate_option, add_translator_options,
                                     apply_input_options, check_translation_options, count_arg, positive_arg,
-                                    settings_from_args, time_arg)
+                                    reading_language_arg, settings_from_args, time_arg)
 from subextract.cli.progress import BatchProgress
 from subextract.errors import SubextractError
 from subextract.feeds import FeedSink, watchlist_option
@@ -30,18 +31,22 @@ def build_parser() -> argparse.ArgumentParser:
         description="Extract the subtitles of many videos into a mirrored output tree. Re-running the same "
                     "command skips videos already done (same input, same settings) and redoes failed, "
                     "interrupted and changed ones. See docs/batch.md.",
-        epilog="exit status: 0 all done, 1 some videos failed (see the manifest), 2 bad usage, 130 interrupted")
+        epilog="exit status: 0 all done, 1 some videos failed (see the manifest), 2 bad usage, 3 with "
+               "--fail-on-empty: some video gave no cue, 130 interrupted")
     parser.add_argument("inputs", nargs="*", metavar="INPUT",
                         help="video files, folders (searched recursively by video extension), list files "
                              f"({', '.join(LIST_EXTENSIONS)}: one path or URL a line) or http(s)/rtmp(s) URLs")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; holds manifest.jsonl)")
     parser.add_argument("--jobs", type=count_arg, metavar="N", help="videos processed at once (default: 1)")
-    parser.add_argument("--lang", default="all", metavar="CODE", help="as for subextract VIDEO (default: all)")
+    parser.add_argument("--lang", default="all", metavar="LANG", type=reading_language_arg,
+                        help="as for subextract VIDEO: zh, zh-Hant, en-US, English… (default: all)")
     parser.add_argument("--format", choices=FORMATS, default="srt",
                         help="format of each video's output (default: srt)")
     parser.add_argument("--start", type=time_arg, default=0.0, metavar="TIME", help="start of each video's range")
     parser.add_argument("--end", type=time_arg, metavar="TIME", help="end of each video's range")
-    parser.add_argument("--region", metavar="WHERE", help="auto, bottom, top or X,Y,W,H (default: from the preset)")
+    parser.add_argument("--region", metavar="WHERE",
+                        help="auto, bottom, top or X,Y,W,H in pixels, fractions (0,0.8,1,0.2) or percent "
+                             "(0%%,80%%,100%%,20%%): one box for videos of every size (default: from the preset)")
     parser.add_argument("--fps", type=positive_arg, metavar="N", help="analyse N frames a second")
     add_config_option(parser)
     parser.add_argument("--retry-failed", action="store_true", help="redo only the videos that failed before")
@@ -50,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "the new result goes beside them as NAME.new.EXT)")
     parser.add_argument("--hash", action="store_true",
                         help="know unchanged inputs by content (SHA-256) rather than size and modification time")
+    add_fail_on_empty_option(parser)
     parser.add_argument("--feed", metavar="PATH|-",
                         help="also stream every cue of every video as JSON lines, each as soon as it is final, to "
                              "stdout (-) or a file (appended to, so it gathers the cues of every run)")
@@ -82,8 +88,9 @@ def add_scale_options(parser: argparse.ArgumentParser) -> None:
                             "(manifest.shard-I-of-N.jsonl): one process per shard, e.g. a Kubernetes Indexed Job "
                             "or a Slurm array, all writing to the same --out")
     scale.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
-                       help="run on a Ray cluster (pip install 'subextract[ray]'): ADDRESS as ray.init takes it "
-                            "(auto, ray://HOST:10001); alone, a local cluster on this machine")
+                       help="run on a Ray cluster (needs Ray Data: pip install 'ray[data]', or from a clone "
+                            "pip install '.[ray]'): ADDRESS as ray.init takes it (auto, ray://HOST:10001); alone, "
+                            "a local cluster on this machine")
     scale.add_argument("--ray-split", action="store_true",
                        help="split each video: segments on CPU workers, crops read by --ray-readers engine actors "
                             "shared by all videos, cues written per video")
@@ -125,6 +132,14 @@ def ray_options(args: argparse.Namespace) -> "RayOptions":
                       read_batch=args.ray_batch)
 
 
+def _silence_stderr() -> None:
+    """Later lines (and the flush at exit) go nowhere instead of failing again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+    except (OSError, ValueError):  # stderr is no real file (a test's buffer)
+        pass
+
+
 def run(args: argparse.Namespace) -> int:
     _ray_arguments(build_parser(), args)
     apply_input_options(args)
@@ -155,7 +170,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             from subextract.scale.ray_runner import ray_runner
         except ImportError as exc:
-            raise SubextractError(f"--ray needs Ray Data: pip install 'subextract[ray]' ({exc})") from None
+            raise SubextractError(f"--ray needs Ray Data: pip install 'ray[data]' (from a clone of subextract: "
+                                  f"pip install '.[ray]') ({exc})") from None
         runner = ray_runner(ray_options(args))
     # A feed file gathers the cues of every run (a re-run adds the videos it redoes).
     feed = FeedSink(args.feed, mode="a") if args.feed else None
@@ -163,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
                       start=args.start, end=args.end, jobs=args.jobs or 1, use_hash=args.hash,
                       retry_failed=args.retry_failed, watchlist=watchlist, only_flagged=args.only_flagged,
                       feed=feed, quiet=args.quiet, translate=args.translate, bilingual=args.bilingual,
-                      translator=translator, overwrite_edited=args.overwrite_edited, shard=args.shard)
+                      translator=translator, overwrite_edited=args.overwrite_edited, shard=args.shard,
+                      fail_on_empty=args.fail_on_empty)
     bar: BatchProgress | None = None
 
     def planned(count: int) -> None:
@@ -171,8 +188,14 @@ def run(args: argparse.Namespace) -> int:
         bar = BatchProgress(enabled=not args.quiet and sys.stderr.isatty(), total=count)
         options.on_finished = lambda _record: bar.advance()
 
+    def say(text: str) -> None:
+        try:
+            bar.write(text) if bar is not None else print(text, file=sys.stderr, flush=True)
+        except OSError:  # the reader went away (`batch ... 2>&1 | head -1`): the batch goes on, unheard
+            _silence_stderr()
+
     options.on_planned = planned
-    options.say = lambda text: bar.write(text) if bar is not None else print(text, file=sys.stderr, flush=True)
+    options.say = say
     try:
         return run_batch(jobs, options, runner)
     finally:

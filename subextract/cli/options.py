@@ -11,6 +11,7 @@ import sys
 from subextract.config import Settings, load_settings, preset_names
 from subextract.errors import SubextractError
 from subextract.stages.ocr import ENGINES
+from subextract.times import MAX_SECONDS, checked_seconds
 
 def time_arg(value: str) -> float:
     """Seconds as ``90``, ``1:30`` or ``0:01:30.5``."""
@@ -23,7 +24,10 @@ def time_arg(value: str) -> float:
     total = 0.0
     for part in parts:
         total = total * 60 + part
-    return total
+    try:
+        return checked_seconds(total, "time")  # each part finite, the sum may still overflow (1e308:0)
+    except SubextractError:
+        raise argparse.ArgumentTypeError(f"not a time: {value!r} (at most {MAX_SECONDS / 3600:g} hours)") from None
 
 
 def _number(value: str, convert, kind: str, valid, requirement: str):
@@ -57,13 +61,24 @@ def engine_option_arg(value: str) -> tuple[str, object]:
         raise argparse.ArgumentTypeError(f"not a YAML value: {text!r}") from None
 
 
-def language_arg(value: str) -> str:
-    from subextract.translate import checked_language
+# The language options raise SubextractError, not argparse's error: their message names the
+# closest codes in one line, which argparse's usage lines would bury.
+def reading_language_arg(value: str) -> str:
+    """``--lang``: the code of a language subextract tells apart (``en-US``, ``English`` → ``en``)."""
+    from subextract.langtags import reading_language
 
-    try:
-        return checked_language(value)
-    except SubextractError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return reading_language(value, "--lang")
+
+
+def language_arg(option: str):
+    """The type of ``--translate``, ``--to``, ``--from``: a standard tag, variant kept (``pt_BR``
+    → ``pt-BR``)."""
+    from subextract.langtags import translation_language
+
+    def parse(value: str) -> str:
+        return translation_language(value, option)
+
+    return parse
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +98,7 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
                           "or the server's only model)")
     ocr.add_argument("--server", action="append", metavar="URL",
                      help="openai: the API's base URL, e.g. http://127.0.0.1:8000/v1; an API key is read from "
-                          "$SUBEXTRACT_API_KEY; again for each replica of the model (each request goes to the one "
+                          "$SUBEXTRACT_UPSTREAM_KEY or $SUBEXTRACT_API_KEY; again for each replica of the model (each request goes to the one "
                           "with the fewest in flight)")
     ocr.add_argument("--concurrency", type=count_arg, metavar="N", help="openai: requests in flight at once")
     ocr.add_argument("--stack", type=count_arg, metavar="N",
@@ -110,7 +125,7 @@ def add_translator_options(parser: argparse.ArgumentParser) -> argparse._Argumen
 
 
 def add_translate_option(group: argparse._ArgumentGroup) -> None:
-    group.add_argument("--translate", metavar="LANG", type=language_arg,
+    group.add_argument("--translate", metavar="LANG", type=language_arg("--translate"),
                        help="also write the cues translated into LANG (e.g. en) by an LLM, as VIDEO.LANG.FORMAT")
 
 
@@ -122,6 +137,12 @@ def check_translation_options(args: argparse.Namespace) -> None:
         raise SubextractError(f"--translate {args.translate}: the cues are already in that language")
     if args.translate and args.format == "jsonl":
         raise SubextractError("--translate works on the whole cue list: use --format srt, vtt or json")
+
+
+def add_fail_on_empty_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fail-on-empty", action="store_true",
+                        help="exit 3 when no cue is written (a script's check that --lang or the region kept "
+                             "something)")
 
 
 def add_feed_options(parser: argparse.ArgumentParser) -> None:
@@ -176,13 +197,21 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         return getattr(args, name, None)
 
     server = given("translator_server")
-    overrides = {"region": {"mode": given("region")}, "sample": {"fps": given("fps")},
-                 "ocr": {"engine": given("engine"), "model": given("model"), "server": " ".join(given("server")) if given("server") else None,
-                         "concurrency": given("concurrency"), "stack": given("stack"),
-                         "engine_options": dict(given("engine_option")) if given("engine_option") else None},
+    overrides = {"region": {"mode": given("region")}, "sample": {"fps": given("fps")}, "ocr": ocr_overrides(args),
                  "translate": {"engine": "openai" if server else None, "server": server,
                                "model": given("translator_model")}}
     return load_settings(args.config, overrides)
+
+
+def ocr_overrides(args: argparse.Namespace) -> dict:
+    """The OCR engine options given (``add_engine_options``) as the ``ocr`` section's keys: one
+    place for every command, so that ``--server`` given once or per replica means the same to
+    ``subextract``, ``batch`` and ``serve``."""
+    servers = getattr(args, "server", None)
+    options = getattr(args, "engine_option", None)
+    return {"engine": getattr(args, "engine", None), "model": getattr(args, "model", None),
+            "server": " ".join(servers) if servers else None, "concurrency": getattr(args, "concurrency", None),
+            "stack": getattr(args, "stack", None), "engine_options": dict(options) if options else None}
 
 
 def add_logging_options(parser: argparse.ArgumentParser) -> None:

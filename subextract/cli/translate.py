@@ -15,16 +15,17 @@ from subextract.errors import SubextractError
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="subextract translate", description="Translate an SRT or WebVTT file with an LLM, keeping every "
-                                                 "cue and its times.")
-    parser.add_argument("subtitles", help="the SRT or WebVTT (.vtt) file to translate")
-    parser.add_argument("--to", required=True, type=language_arg, metavar="LANG", help="target language, e.g. en")
-    parser.add_argument("--from", dest="source", type=language_arg, metavar="LANG",
+        prog="subextract translate", description="Translate a subtitle file (SRT, WebVTT or ASS, in UTF-8, "
+                                                 "UTF-16, GBK, Big5…) with an LLM, keeping every cue and its times.")
+    parser.add_argument("subtitles", help="the SRT, WebVTT (.vtt) or ASS (.ass, .ssa) file to translate")
+    parser.add_argument("--to", required=True, type=language_arg("--to"), metavar="LANG",
+                        help="target language: a tag or a name, e.g. en, pt-BR, zh-Hant, English")
+    parser.add_argument("--from", dest="source", type=language_arg("--from"), metavar="LANG",
                         help="the file's language (default: detected from its text)")
     parser.add_argument("-o", "--output", metavar="PATH",
                         help="output file, or - for stdout (default: SUBS with its language tag replaced by LANG, "
                              "or SUBS.FROM+LANG with --bilingual)")
-    parser.add_argument("--format", choices=("srt", "vtt", "ass", "json"),
+    parser.add_argument("--format", choices=("srt", "vtt", "ass", "txt", "json"),
                         help="output format (default: the input's)")
     add_config_option(parser)
     add_translator_options(parser)
@@ -37,16 +38,21 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from subextract.job import language_output, translation_tag
     from subextract.schema import Cue
-    from subextract.scoring import CueFileError, load_cues
+    from subextract.scoring import CueFileError
     from subextract.stages.language import detect_language
     from subextract.stages.write import check_writable, render, write_text
+    from subextract.subtitle_input import ASS_SUFFIXES, read_subtitles
     from subextract.translate import open_translator, source_language, translate_cues
 
-    fmt = args.format or ("vtt" if args.subtitles.lower().endswith(".vtt") else "srt")
+    suffix = Path(args.subtitles).suffix.lower()
+    fmt = args.format or ("vtt" if suffix == ".vtt" else "ass" if suffix in ASS_SUFFIXES else "srt")
     try:
-        timed = load_cues(args.subtitles)
+        read = read_subtitles(args.subtitles)
     except CueFileError as exc:
         raise SubextractError(str(exc)) from None
+    if read.unusual_encoding:
+        print(f"subextract: {args.subtitles} read as {read.encoding}", file=sys.stderr)
+    timed = read.cues
     cues = [Cue(t.start, t.end, tuple(lines), tuple(detect_language(line) for line in lines), 1.0)
             for t in timed for lines in [[line for line in t.text.splitlines() if line.strip()] or [""]]]
     source = args.source or source_language(cues)

@@ -6,7 +6,10 @@ Up to ``concurrency`` requests are in flight at once (a thread pool over one poo
 timeout, HTTP 5xx or 429 is retried ``retries`` times with exponential backoff; then the whole
 call fails with one line naming the server, handing back the replies already obtained.
 
-The API key comes from ``SUBEXTRACT_API_KEY`` (sent as a bearer token, never printed).
+The key sent to the server (as a bearer token, never printed) comes from
+``SUBEXTRACT_UPSTREAM_KEY``, or from ``SUBEXTRACT_API_KEY`` where that is not set — except in
+``subextract serve``, where ``SUBEXTRACT_API_KEY`` may be the service's own key and is never sent
+on (``keep_api_key_private``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,24 @@ import httpx
 
 from subextract.errors import SubextractError
 
-API_KEY_VARIABLE = "SUBEXTRACT_API_KEY"
+API_KEY_VARIABLE = "SUBEXTRACT_API_KEY"  # the upstream key for the CLI and batch, as before
+UPSTREAM_KEY_VARIABLE = "SUBEXTRACT_UPSTREAM_KEY"  # the upstream key for every command
+_send_api_key = True
+
+
+def keep_api_key_private() -> None:
+    """From now on in this process ``SUBEXTRACT_API_KEY`` is not sent to OCR or translator
+    servers (``subextract serve`` takes it as its own key where SUBEXTRACT_SERVICE_KEY is unset)."""
+    global _send_api_key
+    _send_api_key = False
+
+
+def upstream_key() -> str | None:
+    return os.environ.get(UPSTREAM_KEY_VARIABLE) or (os.environ.get(API_KEY_VARIABLE) if _send_api_key else None)
+
+
+def upstream_key_variable() -> str:
+    return API_KEY_VARIABLE if _send_api_key and not os.environ.get(UPSTREAM_KEY_VARIABLE) else UPSTREAM_KEY_VARIABLE
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.5, 8.0  # seconds before the first retry, and the longest wait
 
 
@@ -61,7 +81,7 @@ class OpenAiClient:
         self.model_option = model_option
         self.timeout = timeout
         self.retries = retries
-        key = os.environ.get(API_KEY_VARIABLE)
+        key = upstream_key()
         self._client = httpx.Client(
             base_url=self.server, timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {},
             limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency))
@@ -80,7 +100,7 @@ class OpenAiClient:
             raise SubextractError(f"{self._name} is unreachable ({_reason(exc)})") from None
         if response.status_code in (401, 403):
             raise SubextractError(f"{self._name} refused the API key (HTTP {response.status_code}; "
-                                  f"set {API_KEY_VARIABLE})")
+                                  f"set {upstream_key_variable()})")
         if response.status_code != 200:
             raise SubextractError(f"{self._name}: GET /models answered HTTP {response.status_code} "
                                   "(is this an OpenAI-compatible API? its URL usually ends in /v1)")

@@ -6,6 +6,7 @@ import math
 import os
 from typing import Any
 
+from subextract.clients import vllm_plugin
 from subextract.errors import SubextractError
 
 
@@ -24,6 +25,8 @@ def start_llm(model: str, options: dict[str, Any], purpose: str) -> Any:
         raise SubextractError(f"{purpose} needs the vllm package ({exc}); on a GPU machine: pip install vllm, "
                               "on a CPU: bash scripts/setup_vllm.sh") from None
     contiguous_merger_input_on_cpu()
+    # The package's vLLM plugin, for a checkout whose entry points are not installed (registering twice is harmless).
+    vllm_plugin.register()
     try:
         return LLM(model=model, **options)
     except Exception as exc:  # noqa: BLE001 - vLLM raises anything from OSError to ValueError here

@@ -12,25 +12,26 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
-from functools import partial
 
 import numpy as np
 
 from subextract.config import SegmentSettings, Settings, load_settings
 from subextract.pipeline.stream import CueCallback, CueStream
 from subextract.errors import SubextractError
+from subextract.langtags import EVERY_LANGUAGE, reading_language
 from subextract.schema import Band, Cue, DamagedSpan, Reading, Segment, VideoInfo
 from subextract.stages.align import align
 from subextract.stages.appearance import LineStrip, learn_appearance, settings_for, smallest_line_strokes
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.crops import CropSaver
-from subextract.stages.language import detect_language, matches_language
+from subextract.stages.language import LanguageFilter, detect_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
@@ -55,10 +56,18 @@ class Stats:
     reused_readings: int = 0
     wall_seconds: float = 0.0
     video_seconds: float = 0.0
+    lines_read: int = 0  # text lines the engine read in the segments, before --lang kept some
+    lines_kept: int = 0
+    languages_read: dict[str, int] = field(default_factory=dict)  # language tag → lines read in it
 
     @property
     def realtime_factor(self) -> float:
         return self.video_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    @property
+    def languages_seen(self) -> list[str]:
+        """The languages of the lines read, the most read first."""
+        return sorted(self.languages_read, key=lambda tag: -self.languages_read[tag])
 
 
 @dataclass
@@ -77,21 +86,29 @@ class ExtractionResult:
         """What ``--format json`` says beside the cues: the video, the bands used, run statistics."""
         s = self.stats
         return {"video": video or self.info.path, "duration": self.info.duration, "width": self.info.width,
-                "height": self.info.height, "language": self.lang,
+                "height": self.info.height, "language": self.lang, "languages_seen": s.languages_seen,
                 "bands": [dataclasses.asdict(band) for band in self.bands],
                 "stats": {"ocr_calls": s.ocr_calls, "ocr_seconds": round(s.ocr_seconds, 3), "segments": s.segments,
                           "frames": s.frames, "wall_seconds": round(s.wall_seconds, 3),
-                          "realtime_factor": round(s.realtime_factor, 2)},
+                          "realtime_factor": round(s.realtime_factor, 2), "lines_read": s.lines_read,
+                          "lines_kept": s.lines_kept},
                 "complete": self.complete, "warnings": self.warnings,
                 "damaged": [dataclasses.asdict(span) for span in self.damaged]}
 
-    def save(self, path: str, format: str | None = None) -> None:
-        """Write the cues as ``format`` (srt, vtt, ass, json, jsonl; default: from the file's
-        extension, else srt), replacing the file atomically."""
-        from subextract.stages.write import FORMATS, render, write_text
+    def to_string(self, format: str = "srt") -> str:
+        """The cues as ``format`` (srt, vtt, ass, txt, json, jsonl) would write them."""
+        from subextract.stages.write import render
 
+        return render(self.cues, format, self.metadata())
+
+    def save(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+        """Write the cues as ``format`` (srt, vtt, ass, txt, json, jsonl; default: from the file's
+        extension, else srt), replacing the file atomically."""
+        from subextract.stages.write import FORMATS, write_text
+
+        path = os.fspath(path)
         suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
-        write_text(path, render(self.cues, format or (suffix if suffix in FORMATS else "srt"), self.metadata()))
+        write_text(path, self.to_string(format or (suffix if suffix in FORMATS else "srt")))
 
 
 _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it has been read
@@ -100,9 +117,10 @@ _READ = np.zeros((0, 0), np.uint8)  # what a segment's picture becomes once it h
 class _OcrWorker:
     """Reads queued segments in batches on a background thread; results keyed by submission order."""
 
-    def __init__(self, engine: "Future[OcrEngine]", max_batch: int = 16) -> None:
+    def __init__(self, engine: "Future[OcrEngine]", max_batch: int = 16, second_look: bool = False) -> None:
         self._engine = engine
         self.max_batch = max_batch
+        self.second_look = second_look  # the engine reads unsure lines again from the segments' frames
         self.results: dict[int, Reading] = {}
         self.calls = 0
         self.seconds = 0.0
@@ -122,7 +140,10 @@ class _OcrWorker:
         self._thread.join()
 
     def _read(self, engine: OcrEngine, segments: list[Segment]) -> list[Reading]:
-        return engine.read_batch([segment.image for segment in segments], [segment.lines for segment in segments])
+        images, lines = [segment.image for segment in segments], [segment.lines for segment in segments]
+        if self.second_look:
+            return engine.read_batch(images, lines, frames=[segment.frames for segment in segments])
+        return engine.read_batch(images, lines)
 
     def _run(self) -> None:
         try:
@@ -154,7 +175,7 @@ class _OcrWorker:
                 self.results[key] = tag_reading(reading)
                 # Segments stay listed until the end for alignment, which needs only their times
                 # and masks: dropping the picture keeps memory flat over a long film.
-                segment.image = _READ
+                segment.image, segment.frames = _READ, ()
             if self.on_results is not None:
                 self.on_results()
 
@@ -205,14 +226,29 @@ def tag_reading(reading: Reading) -> Reading:
     return Reading(lines=tuple(replace(line, text=fix_common_errors(line.text, line.language)) for line in tagged))
 
 
-def _prepared(reading: Reading, lang: str) -> Reading:
-    """A reading as alignment takes it: lines tagged with their language (the worker did that
-    already unless the engine failed part-way), other languages dropped."""
-    return _keep_language(tag_reading(reading), lang)
+def language_filter(lang: str, band_count: int) -> Callable[[int, Reading], Reading]:
+    """Readings as alignment takes them, given in each band's time order (``(band, reading)``,
+    each reading once): lines tagged with their language (the worker did that already unless
+    the engine failed part-way), those ``--lang`` does not keep dropped. Whether a Latin line of
+    a Chinese video is kept depends on what its band showed before (``LanguageFilter``)."""
+    filters = [LanguageFilter(lang) for _ in range(band_count)]
+
+    def prepare(band: int, reading: Reading) -> Reading:
+        return Reading(lines=filters[band].keep(tag_reading(reading).lines))
+
+    return prepare
 
 
-def _keep_language(reading: Reading, lang: str) -> Reading:
-    return Reading(lines=tuple(line for line in reading.lines if matches_language(line.text, line.language, lang)))
+def prepared_readings(segments: Sequence[tuple[Segment, int]], readings: Mapping[int, Reading], lang: str,
+                      band_count: int) -> dict[int, Reading]:
+    """``language_filter``'s reading for each key of ``segments`` (in the order the decode loop
+    accepted them, each band's in time order) that was read."""
+    prepare = language_filter(lang, band_count)
+    prepared: dict[int, Reading] = {}
+    for segment, key in segments:
+        if key in readings and key not in prepared:
+            prepared[key] = prepare(segment.band, readings[key])
+    return prepared
 
 
 def _band_blackouts(static: list[TextBox], bands: list[Band]) -> list[tuple[int, int, int, int]]:
@@ -292,7 +328,8 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     appearance = learn_appearance(strips, settings.segment)
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
-    logger.info("subtitle appearance: %s", appearance)
+    logger.info("subtitle appearance: %s", appearance.describe() if appearance is not None
+                else "not learned (no subtitle line found in the pre-scan): the preset's settings")
     scale = min(1.0, settings.region.max_width / max(b.width for b in bands))
     request = DecodeRequest(video, bands, scale=scale, start=start, end=end, sample_fps=settings.sample.fps,
                             reference_frames_only=settings.sample.reference_frames_only,
@@ -345,6 +382,7 @@ def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCal
             return
         if segment.image.ndim == 3:
             segment.image = yuv_to_bgr(segment.image)
+            segment.frames = tuple(yuv_to_bgr(frame) for frame in segment.frames)
         key = cache.lookup(segment)
         first = key is None
         if first:
@@ -354,6 +392,7 @@ def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCal
             on_segment(segment, key, first)
         if not first:
             segment.image = _READ  # read already as an earlier segment: held on to, a film's repeats add up
+            segment.frames = ()
         cache.follow(segment, key)
         segments.append((segment, key))
 
@@ -408,7 +447,9 @@ def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], 
                                                                                         last_pts)
     warnings = [*scan.warnings, *warnings]
     stats.frames, stats.segments = report.frames, len(segments)
-    cues = _cues(segments, readings, settings, lang, len(scan.bands))
+    cues = _cues(segments, readings, settings, lang, len(scan.bands), stats)
+    if lang not in EVERY_LANGUAGE and stats.lines_read and not stats.lines_kept:
+        warnings.append(language_warning(stats, lang))
     if report.refused:
         from subextract.stages.netguard import describe_refusals
 
@@ -426,22 +467,30 @@ def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], 
                             complete=complete, error=engine_error, damaged=damaged, lang=lang)
 
 
-def extract(video: str, settings: Settings | str | Sequence[str] | None = None, *, lang: str = "all",
-            start: float = 0.0, end: float | None = None, engine: OcrEngine | None = None,
+def extract(video: str | os.PathLike[str], settings: Settings | str | Sequence[str] | None = None, *,
+            lang: str = "all", start: float = 0.0, end: float | None = None, region: str | None = None,
+            fps: float | None = None, config: str | Sequence[str] | None = None, engine: OcrEngine | None = None,
             progress: ProgressCallback | None = None, on_cue: CueCallback | None = None,
-            on_stage: StageCallback | None = None, save_crops: str | None = None) -> ExtractionResult:
-    """Extract the burned-in subtitles of ``video`` as cues.
+            on_stage: StageCallback | None = None, save_crops: str | os.PathLike[str] | None = None
+            ) -> ExtractionResult:
+    """Extract the burned-in subtitles of ``video`` (a path or a URL) as cues.
 
-    ``settings``: loaded settings, or a preset name or YAML path (or several, layered), e.g.
-    ``extract("talk.mp4", "fast")``. ``on_cue`` gets each cue, in the order of the returned list,
-    as soon as it is final (with ``--fps``, boundaries are final only after the closing
-    refinement, so at the end). ``save_crops``: a folder for each segment's OCR picture.
+    The keywords are the command line's options: ``lang`` (``zh``, ``en-US``, ``English``…),
+    ``region`` (``auto``, ``bottom``, ``top``, ``X,Y,W,H`` in pixels, fractions or percentages),
+    ``fps``, ``config`` (a preset name or YAML path, or several, layered), e.g.
+    ``extract("talk.mp4", config="fast", region="bottom")``. ``settings``: loaded settings, or
+    what ``config`` takes (``extract("talk.mp4", "fast")``); ``region`` and ``fps`` override
+    either. ``on_cue`` gets each cue, in the order of the returned list, as soon as it is final
+    (with ``fps``, boundaries are final only after the closing refinement, so at the end).
+    ``save_crops``: a folder for each segment's OCR picture.
 
     The split level of ``subextract.scale`` runs the same steps apart: ``scan_video`` and
     ``segment_video`` on CPU workers, the reads elsewhere, ``cues_from_segments`` per video."""
     began = time.perf_counter()
-    settings = settings if isinstance(settings, Settings) else load_settings(settings)
-    crops = CropSaver(save_crops) if save_crops else None
+    video = os.fspath(video)
+    lang = reading_language(lang, "lang")
+    settings = _api_settings(settings, config, region, fps)
+    crops = CropSaver(os.fspath(save_crops)) if save_crops else None
     settings = replace(settings, ocr=replace(settings.ocr, lang=lang))  # the OCR engine routes scripts by it
     stage = on_stage or (lambda _name: None)
     ready = _engine_future(engine, settings)
@@ -452,8 +501,9 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     scan = scan_video(video, settings, start, end, detector=detector, on_stage=stage)
     stage("reading")
     stats = Stats()
-    worker = _OcrWorker(ready)
-    stream = CueStream(settings.align, len(scan.bands), partial(_prepared, lang=lang), on_cue) if on_cue else None
+    worker = _OcrWorker(ready, second_look=engine_traits(settings.ocr.engine).second_look)
+    stream = CueStream(settings.align, len(scan.bands), language_filter(lang, len(scan.bands)), on_cue) \
+        if on_cue else None
     if stream is not None:
         worker.on_results = stream.refresh  # a stalled live stream still gets its cues out
 
@@ -491,11 +541,28 @@ def extract(video: str, settings: Settings | str | Sequence[str] | None = None, 
     result = cues_from_segments(segmented, worker.results, settings, lang,
                                 engine_error=str(worker.error) if worker.error is not None else None, stats=stats)
     if crops is not None:
-        crops.finish(worker.results, partial(_prepared, lang=lang))
+        crops.finish(worker.results, prepared_readings(segmented.segments, worker.results, lang,
+                                                       len(scan.bands)))
     if stream is not None:
         stream.finish(result.cues)
     stats.wall_seconds = time.perf_counter() - began
     return result
+
+
+def _api_settings(settings: Settings | str | Sequence[str] | None, config: str | Sequence[str] | None,
+                  region: str | None, fps: float | None) -> Settings:
+    """``extract``'s settings: loaded ones or a config, then ``region`` and ``fps`` over them."""
+    if isinstance(settings, Settings):
+        if config is not None:
+            raise SubextractError("extract: give settings or config, not both")
+        if fps is not None and not 0 < fps < float("inf"):
+            raise SubextractError(f"fps {fps}: must be a positive number")
+        return replace(settings, region=replace(settings.region, mode=region or settings.region.mode),
+                       sample=replace(settings.sample, fps=fps if fps is not None else settings.sample.fps))
+    if settings is not None and config is not None:
+        raise SubextractError("extract: give a config as settings or as config, not both")
+    return load_settings(config if config is not None else settings,
+                         {"region": {"mode": region}, "sample": {"fps": fps}})
 
 
 def damage_warning(spans: list[DamagedSpan], cues: list[Cue]) -> str:
@@ -545,12 +612,28 @@ def _strips_by_plane(region: Region) -> tuple[dict[str, list[LineStrip]], float 
     return strips, scale
 
 
-def _cues(segments, results, settings: Settings, lang: str, band_count: int) -> list[Cue]:
+def language_warning(stats: Stats, lang: str) -> str:
+    """What to say when lines were read but ``--lang`` kept none of them (an empty output
+    otherwise looks like a video without subtitles)."""
+    seen = stats.languages_seen
+    tags = f"all tagged {seen[0]}" if len(seen) == 1 else \
+        "tagged " + ", ".join(f"{tag} ({stats.languages_read[tag]})" for tag in seen) if seen else "none tagged"
+    return (f"{stats.lines_read} line{'' if stats.lines_read == 1 else 's'} read, {tags}; --lang {lang} kept none "
+            f"(--lang all keeps every line)")
+
+
+def _cues(segments, results, settings: Settings, lang: str, band_count: int, stats: Stats) -> list[Cue]:
     cues: list[Cue] = []
+    prepared = prepared_readings(segments, results, lang, band_count)
     for band in range(band_count):
-        pairs = [(segment, _prepared(results[key], lang), results[key]) for segment, key in segments
-                 if segment.band == band]
+        pairs = [(segment, prepared[key], results[key]) for segment, key in segments if segment.band == band]
         for segment, reading, raw in pairs:
+            read = [line for line in raw.lines if line.text.strip()]
+            stats.lines_read += len(read)
+            stats.lines_kept += sum(1 for line in reading.lines if line.text.strip())
+            for line in read:
+                if line.language != "und":
+                    stats.languages_read[line.language] = stats.languages_read.get(line.language, 0) + 1
             if not reading.text.strip():
                 logger.info("band %d, %.2f-%.2f s: nothing read%s (the engine read %r)", band, segment.start,
                             segment.end, "" if lang in ("all", "auto") else f" in {lang}", raw.text)
@@ -575,8 +658,9 @@ def _decode_warnings(report: DecodeReport, info: VideoInfo, start: float, end: f
         detail = f": {report.errors[-1]}" if report.errors else ""
         raise SubextractError(f"{info.path}: no frame could be decoded{detail}")
     # A cut file's demuxer says so; without that, the last frame more than a second before the
-    # stated end (a container's duration may include a slightly longer audio track).
-    stopped_early = bool(expected_end) and (last_pts + 1.0 < expected_end or
+    # stated end (a container's duration may include a slightly longer audio track), or more than
+    # one frame before it where a frame lasts longer (a 0.001 fps file's last frame shows for 1000 s).
+    stopped_early = bool(expected_end) and (last_pts + max(1.0, info.frame_duration) < expected_end or
                                             (report.ended_early and last_pts + 2 * info.frame_duration < expected_end))
     if report.returncode not in (0, None) or stopped_early:
         detail = f" ({report.errors[-1]})" if report.errors else ""

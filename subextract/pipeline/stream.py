@@ -62,10 +62,12 @@ class CueStream:
     final list, of which the cues handed out so far must be the beginning.
     """
 
-    def __init__(self, settings: AlignSettings, band_count: int, prepare: Callable[[Reading], Reading],
+    def __init__(self, settings: AlignSettings, band_count: int, prepare: Callable[[int, Reading], Reading],
                  on_cue: CueCallback) -> None:
         self._settings = settings
-        self._prepare = prepare  # the same per-reading step (language tags, filter) the final list uses
+        # The same step (language tags, filter) the final list takes, given (band, reading) in
+        # each band's time order, each reading once.
+        self._prepare = prepare
         self._on_cue = on_cue
         self._bands = [_Band(i) for i in range(band_count)]
         self._prepared: dict[int, Reading] = {}
@@ -124,7 +126,7 @@ class CueStream:
                 reading = self._readings.get(key)
                 if reading is None:
                     break
-                self._prepared[key] = self._prepare(reading)
+                self._prepared[key] = self._prepare(band.index, reading)
         return self._prepared
 
     def _emit(self, cue: Cue) -> None:

@@ -225,7 +225,7 @@ class SegmentVideos(_ManifestActor):
                 failure = _failure(exc)
         if segmented is not None:
             for segment, _ in segmented.segments:
-                segment.image = _NO_PICTURE
+                segment.image, segment.frames = _NO_PICTURE, ()
         video = task.job.video
         part = _VideoPart(task, segmented, failure, time.perf_counter() - began)
         yield video, "video", -1, pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)

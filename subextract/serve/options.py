@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from subextract.errors import SubextractError
 from subextract.stages.region import user_box
 
-FIELDS = ("lang", "config", "region", "start", "end", "translate", "watchlist")
+FIELDS = ("lang", "config", "region", "start", "end", "translate", "watchlist", "webhook")
+MAX_URL = 2048  # characters of a webhook URL
 MAX_WATCHLIST = 256 * 1024  # characters
 
 
@@ -28,6 +30,7 @@ class JobOptions:
     end: float | None = None
     translate: str | None = None
     watchlist: str | None = None
+    webhook: str | None = None  # a URL told when the job ends (serve/webhooks.py)
 
     def stored(self) -> dict[str, Any]:
         return {**asdict(self), "config": list(self.config)}
@@ -39,15 +42,14 @@ class JobOptions:
 
 def parse_options(values: Mapping[str, Any], allowed_configs: list[str], can_translate: bool) -> JobOptions:
     """``values``: field → str (a form field), list of str (a repeated one) or a JSON value."""
-    from subextract.cli.options import language_arg, time_arg
+    from subextract.cli.options import time_arg
     from subextract.feeds import Watchlist
+    from subextract.langtags import reading_language, translation_language
 
     unknown = sorted(set(values) - set(FIELDS))
     if unknown:
         raise SubextractError(f"unknown option {unknown[0]!r} (options: {', '.join(FIELDS)})")
-    lang = _text(values, "lang") or "all"
-    if lang not in ("all", "auto"):
-        lang = _checked(language_arg, lang, "lang")
+    lang = reading_language(_text(values, "lang") or "all", "lang")
     configs = values.get("config") or []
     configs = [configs] if isinstance(configs, str) else configs
     if not isinstance(configs, list) or not all(isinstance(c, str) for c in configs):
@@ -64,7 +66,7 @@ def parse_options(values: Mapping[str, Any], allowed_configs: list[str], can_tra
         raise SubextractError(f"end ({end:g} s) must come after start ({start:g} s)")
     translate = _text(values, "translate")
     if translate is not None:
-        translate = _checked(language_arg, translate, "translate")
+        translate = translation_language(translate, "translate")
         if not can_translate:
             raise SubextractError("translate: this server has no translator (start it with --translator-server)")
         if translate == lang:
@@ -74,8 +76,13 @@ def parse_options(values: Mapping[str, Any], allowed_configs: list[str], can_tra
         if len(watchlist) > MAX_WATCHLIST:
             raise SubextractError(f"watchlist: longer than {MAX_WATCHLIST} characters")
         Watchlist.parse(watchlist, "watchlist")
+    webhook = _text(values, "webhook")
+    if webhook is not None:
+        parts = urlsplit(webhook)
+        if parts.scheme not in ("http", "https") or not parts.hostname or len(webhook) > MAX_URL:
+            raise SubextractError(f"webhook: an http or https URL of at most {MAX_URL} characters")
     return JobOptions(lang=lang, config=tuple(configs), region=region, start=start, end=end, translate=translate,
-                      watchlist=watchlist)
+                      watchlist=watchlist, webhook=webhook)
 
 
 def _text(values: Mapping[str, Any], name: str) -> str | None:

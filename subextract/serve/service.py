@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from subextract.config import Settings, load_settings
+from subextract.serve.guard import Origins
+from subextract.serve.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,10 @@ class ServiceConfig:
     ocr_overrides: dict = field(default_factory=dict)  # --engine, --server, ... given to serve
     translator_server: str | None = None
     translator_model: str | None = None
+    replica: str = ""  # --replica: leads every job id, so a router can send a job's requests to its owner
+    keep_days: float | None = None  # --keep-days: a finished job's files and cues are removed after this
+    origins: Origins = field(default_factory=Origins)  # which Host and Origin a request may name (serve/guard.py)
+    limits: Limits = field(default_factory=Limits)  # stalls, free space (serve/limits.py)
 
     @property
     def max_upload_bytes(self) -> int:

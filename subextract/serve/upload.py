@@ -19,6 +19,7 @@ from python_multipart.exceptions import FormParserError
 
 MAX_FIELD = 256 * 1024 + 1024  # bytes of one text field (a watchlist is the longest)
 MAX_PARTS = 32
+MAX_BOUNDARY = 70  # RFC 2046's longest boundary; python-multipart failed past 256 characters (a 500)
 
 
 class UploadError(Exception):
@@ -78,6 +79,9 @@ class _Receiver:
         if b"name" not in params:
             raise UploadError(400, "a form part has no name")
         self._name = params[b"name"].decode("utf-8", "replace")
+        if b"filename" in params and self._name != self._file_field:
+            # A file under another name would be read as a text field and refused as too long (413).
+            raise UploadError(400, f"the video goes in the multipart field {self._file_field!r}, not {self._name!r}")
         if self._name == self._file_field:
             if self._out is not None:
                 raise UploadError(400, f"more than one {self._file_field!r} part")
@@ -110,6 +114,8 @@ async def receive_upload(content_type: str, body: AsyncIterator[bytes], target: 
     boundary = params.get(b"boundary")
     if not boundary:
         raise UploadError(400, "multipart body without a boundary")
+    if len(boundary) > MAX_BOUNDARY:
+        raise UploadError(400, f"multipart boundary longer than {MAX_BOUNDARY} characters")
     receiver = _Receiver(target, file_field)
     parser = MultipartParser(boundary, receiver.callbacks())
     received = 0

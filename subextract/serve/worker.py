@@ -18,12 +18,16 @@ from typing import Any
 from subextract.errors import SubextractError
 from subextract.serve.options import JobOptions
 from subextract.serve.service import ServiceConfig
-from subextract.serve.store import ORIGINAL, Job, StoredCue, Store
+from subextract.serve.store import ORIGINAL, Job, StoredCue, Store, is_disk_full
 from subextract.schema import Cue
 
 log = logging.getLogger(__name__)
 
 _PROGRESS_INTERVAL = 0.5  # seconds between progress writes to the store
+# Seconds a job past --job-timeout gets to stop by itself (at its next frame) before the watchdog
+# fails it in the store and hands its worker's place to a new thread: a job blocked where it
+# never reports progress (FFmpeg waiting on a trickling stream) would otherwise hold a worker forever.
+WATCHDOG_GRACE = 5.0
 
 
 class JobInterrupted(Exception):
@@ -77,7 +81,7 @@ def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
         if translator is not None:
             translator.model.close()
     extraction = result.extraction
-    metadata = {**result.metadata, "video": job.name}
+    metadata = {**result.metadata, "video": job.name, "cue_count": len(result.cues)}
     outcome = JobOutcome(cues=result.cues, metadata=metadata, warnings=list(extraction.warnings),
                          error=extraction.error, ocr_calls=extraction.stats.ocr_calls,
                          video_seconds=extraction.stats.video_seconds, wall_seconds=extraction.stats.wall_seconds)
@@ -105,14 +109,30 @@ class WorkerPool:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._interrupts: dict[str, str] = {}  # running job → why it must stop
-        self._running: set[str] = set()
+        self._running: dict[str, tuple[float, threading.Thread]] = {}  # running job → (began, its thread)
+        self._abandoned: set[threading.Thread] = set()  # threads whose job the watchdog gave up on
+        self._unrecorded: dict[str, str] = {}  # failed job → its error, which the store could not take yet
         self._lock = threading.Lock()
-        self._threads = [threading.Thread(target=self._work, name=f"job-worker-{i}", daemon=True)
-                         for i in range(config.workers)]
+        self._threads = [self._thread(i) for i in range(config.workers)]
+        self._watchdog = threading.Thread(target=self._watch, name="job-watchdog", daemon=True)
+
+    def _thread(self, number: int) -> threading.Thread:
+        return threading.Thread(target=self._work, name=f"job-worker-{number}", daemon=True)
 
     def start(self) -> None:
         for thread in self._threads:
             thread.start()
+        self._watchdog.start()
+
+    def dead_threads(self) -> list[str]:
+        """Worker threads that ended while the pool runs (liveness: a pool without them takes no job).
+        Threads that ended because the engine failed to start are readiness's to report: a restart
+        would not bring the engine up."""
+        if self._stopping.is_set() or self.engine_error:
+            return []
+        with self._lock:
+            threads = [*self._threads, self._watchdog]
+        return [thread.name for thread in threads if thread.ident is not None and not thread.is_alive()]
 
     def wake(self) -> None:
         self._wake.set()
@@ -136,7 +156,8 @@ class WorkerPool:
         with self._lock:
             for job_id in self._running:
                 self._interrupts[job_id] = "shutdown"
-        for thread in self._threads:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join(timeout=10)
 
     def _work(self) -> None:
@@ -147,20 +168,65 @@ class WorkerPool:
             log.error("the OCR engine could not be started: %s", exc)
             return
         self.engines_ready.set()
-        while not self._stopping.is_set():
-            job = self.store.claim()
+        me = threading.current_thread()
+        while not self._stopping.is_set() and me not in self._abandoned:
+            try:
+                job = self.store.claim()
+            except Exception:  # the store failed (disk full, I/O error): this worker waits, it does not end
+                log.exception("could not take a job from the store")
+                self._stopping.wait(timeout=1.0)
+                continue
             if job is None:
                 self._wake.wait(timeout=1.0)
                 self._wake.clear()
                 continue
             with self._lock:
-                self._running.add(job.id)
+                self._running[job.id] = (time.monotonic(), me)
             try:
                 self._run(job)
+            except Exception as exc:  # recording the outcome failed (the store's disk is full)
+                log.exception("job %s: its outcome could not be recorded", job.id)
+                self._failed(job, _failure(exc))
             finally:
                 with self._lock:
-                    self._running.discard(job.id)
-                    self._interrupts.pop(job.id, None)
+                    if self._running.get(job.id, (0, None))[1] is me:
+                        del self._running[job.id]
+                        self._interrupts.pop(job.id, None)
+
+    def _watch(self) -> None:
+        """Fail jobs that outlived --job-timeout without stopping, and replace their threads;
+        record the failures the store could not take when they happened (a full disk)."""
+        while not self._stopping.wait(timeout=1.0):
+            with self._lock:
+                unrecorded = dict(self._unrecorded)
+            for job_id, error in unrecorded.items():
+                try:
+                    self.store.finish(job_id, "failed", error=error)
+                except Exception:  # still full: the next look tries again
+                    continue
+                with self._lock:
+                    self._unrecorded.pop(job_id, None)
+                log.info("job %s failed: %s (recorded late)", job_id, error)
+            now = time.monotonic()
+            with self._lock:
+                overdue = [(job_id, thread) for job_id, (began, thread) in self._running.items()
+                           if now - began > self.config.job_timeout + WATCHDOG_GRACE]
+            for job_id, thread in overdue:
+                error = f"timed out after {self.config.job_timeout:g} s"
+                try:
+                    stopped = self.store.finish(job_id, "failed", error=error)
+                except Exception:  # the store is failing too: try again at the next look
+                    log.exception("job %s: could not record its timeout", job_id)
+                    continue
+                replacement = self._thread(len(self._threads))
+                with self._lock:
+                    self._running.pop(job_id, None)
+                    self._interrupts.pop(job_id, None)
+                    self._abandoned.add(thread)
+                    self._threads = [t for t in self._threads if t is not thread] + [replacement]
+                replacement.start()
+                log.error("job %s did not stop %g s after its timeout%s; its worker is replaced", job_id,
+                          WATCHDOG_GRACE, "" if stopped else " (it had ended meanwhile)")
 
     def _run(self, job: Job) -> None:
         from subextract.feeds import Watchlist
@@ -210,18 +276,19 @@ class WorkerPool:
             self._stopped(job, stop.reason)
             return
         except SubextractError as exc:
-            self._failed(job, _private(str(exc), job))
+            self._failed(job, _private(str(exc), job, self.config))
             return
-        except Exception as exc:  # a defect: the job fails with one line, the log keeps the traceback
+        except Exception as exc:  # a defect, or the disk: the job fails with one line, the log keeps the traceback
             log.exception("job %s failed", job.id)
-            self._failed(job, f"internal error ({type(exc).__name__})")
+            self._failed(job, _private(_failure(exc), job, self.config))
             return
         tracks = {ORIGINAL: [StoredCue(i, cue, flags(cue)) for i, cue in enumerate(outcome.cues)]}
         if outcome.translation is not None:
             language, cues = outcome.translation
             tracks[language] = [StoredCue(i, cue, track=language) for i, cue in enumerate(cues)]
-        error = _private(outcome.error, job) if outcome.error else None
-        if not self.store.finish(job.id, "done", error=error, warnings=[_private(w, job) for w in outcome.warnings],
+        error = _private(outcome.error, job, self.config) if outcome.error else None
+        if not self.store.finish(job.id, "done", error=error,
+                                 warnings=[_private(w, job, self.config) for w in outcome.warnings],
                                  metadata=outcome.metadata, tracks=tracks):
             self._remove_files(job)  # cancelled while it finished
             return
@@ -240,7 +307,14 @@ class WorkerPool:
             log.info("job %s cancelled", job.id)
 
     def _failed(self, job: Job, error: str) -> None:
-        if self.store.finish(job.id, "failed", error=error):
+        try:
+            finished = self.store.finish(job.id, "failed", error=error)
+        except Exception:  # the store cannot take it now (disk full): the watchdog records it when it can
+            log.exception("job %s failed (%s), and the store could not record it yet", job.id, error)
+            with self._lock:
+                self._unrecorded[job.id] = error
+            return
+        if finished:
             log.info("job %s failed: %s", job.id, error)
         else:
             self._remove_files(job)
@@ -249,6 +323,16 @@ class WorkerPool:
         shutil.rmtree(self.config.job_folder(job.id), ignore_errors=True)
 
 
-def _private(message: str, job: Job) -> str:
-    """A message for the client: the upload's path on the server named as the client named it."""
-    return message.replace(job.input, job.name) if job.source == "upload" else message
+def _private(message: str, job: Job, config: ServiceConfig) -> str:
+    """A message for the client: the upload's path on the server named as the client named it,
+    and no other path under the server's data folder (a failed picture write named it whole)."""
+    if job.source == "upload":
+        message = message.replace(job.input, job.name)
+    return message.replace(str(config.job_folder(job.id)), "(the job's folder)").replace(str(config.data), "(data)")
+
+
+def _failure(exc: Exception) -> str:
+    """One line for a failure nobody explained: the disk's own words when it is full."""
+    if is_disk_full(exc):
+        return "no space left on the server's disk"
+    return f"internal error ({type(exc).__name__})"

@@ -49,6 +49,18 @@ class Appearance:
     def decoded_in_colour(self) -> bool:
         return self.plane != "y" or self.coloured
 
+    def describe(self) -> str:
+        """In words, for ``-v``."""
+        outline = "with a dark outline" if self.outlined else "without an outline"
+        colour = "coloured " if self.coloured else ""
+        lines = f"{self.lines} line{'' if self.lines == 1 else 's'}"
+        return (f"{colour}strokes {outline}, told apart {_PLANE_WORDS.get(self.plane, self.plane)} "
+                f"(level {self.level}, {self.lift} above their surroundings), learned from {lines}")
+
+
+_PLANE_WORDS = {"y": "by brightness", "u": "by their blue tint", "-u": "by their yellow tint",
+                "v": "by their red tint", "-v": "by their green tint"}
+
 
 def _lift(grey: np.ndarray, settings: SegmentSettings) -> np.ndarray:
     kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (settings.stroke_kernel, settings.stroke_kernel))

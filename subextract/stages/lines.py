@@ -50,6 +50,34 @@ def _split_stacked(rows: np.ndarray, y0: int, y1: int, min_height: int) -> list[
             for line in (_split_stacked(rows, a, b, min_height) if b - a + 1 >= 1.6 * shortest else [(a, b)])]
 
 
+def _fragment_of(rows: np.ndarray, part: tuple[int, int], line: tuple[int, int]) -> bool:
+    """Whether rows ``part`` are a sliver of ``line`` next to them rather than a line of their own:
+    less than half as tall and with a densest row less than half as full, at most their own
+    height away. Italic and serif lines set a sparse row (or none) between their capitals and
+    ascenders and their x-height, or above their descenders: cut there, the sliver made a box a
+    third of a line high, read as a garbled line."""
+    (a0, a1), (b0, b1) = part, line
+    height, gap = a1 - a0 + 1, max(b0 - a1, a0 - b1) - 1
+    return height < 0.5 * (b1 - b0 + 1) and rows[a0:a1 + 1].max() < 0.5 * rows[b0:b1 + 1].max() and gap <= height
+
+
+def _with_fragments_joined(rows: np.ndarray, lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``lines`` (top to bottom) with each sliver of a neighbouring line's rows joined to it."""
+    lines = list(lines)
+    joined = True
+    while joined:
+        joined = False
+        for i, part in enumerate(lines):
+            neighbours = [j for j in (i - 1, i + 1) if 0 <= j < len(lines) and _fragment_of(rows, part, lines[j])]
+            if neighbours:
+                j = min(neighbours, key=lambda k: max(lines[k][0] - part[1], part[0] - lines[k][1]))
+                lines[j] = (min(part[0], lines[j][0]), max(part[1], lines[j][1]))
+                del lines[i]
+                joined = True
+                break
+    return lines
+
+
 def line_boxes(core: np.ndarray, band_shape: tuple[int, int], min_height: int = 4,
                pad: bool = True) -> tuple[LineBox, ...]:
     """Boxes (in band pixels) of the text lines in a stroke mask computed on a scaled band,
@@ -61,7 +89,8 @@ def line_boxes(core: np.ndarray, band_shape: tuple[int, int], min_height: int = 
         return ()
     boxes = []
     runs = _runs(rows >= max(2, 0.08 * rows.max()), max_gap=1)
-    for y0, y1 in [line for run in runs for line in _split_stacked(rows, *run, min_height)]:
+    lines = [line for run in runs for line in _split_stacked(rows, *run, min_height)]
+    for y0, y1 in _with_fragments_joined(rows, lines):
         height = y1 - y0 + 1
         if height < min_height:
             continue

@@ -18,7 +18,8 @@ from pathlib import Path
 from subextract.errors import SubextractError
 from subextract.schema import VideoInfo
 from subextract.stages.netguard import GuardProxy, describe_refusals
-from subextract.stages.source import check_url, ffmpeg_environment, input_args, is_url, needs_proxy
+from subextract.stages.source import (MAX_STREAMS, check_url, ffmpeg_environment, ffmpeg_input, input_args, is_url,
+                                     needs_proxy)
 
 
 @lru_cache(maxsize=1)
@@ -35,7 +36,7 @@ def ffmpeg_exe() -> str:
 
 
 _DURATION = re.compile(r"Duration: (\d+):(\d\d):(\d\d(?:\.\d+)?)")
-_VIDEO_STREAM = re.compile(r"Stream #\d+:\d+.*?: Video: (\w+).*?, (\d{1,5})x(\d{1,5})")
+_VIDEO_STREAM = re.compile(r"Stream #\d+:\d+.*?: Video: (\w+).*?, (\d+)x(\d+)\b")
 _FPS = re.compile(r"(\d+(?:\.\d+)?) (?:fps|tbr)")
 _ROTATION = re.compile(r"rotation of (-?\d+(?:\.\d+)?) degrees")
 
@@ -46,8 +47,12 @@ def check_readable(path: str) -> None:
         check_url(path)
         return
     p = Path(path)
-    if not p.exists():
-        raise SubextractError(f"{path}: no such file")
+    try:
+        p.stat()
+    except FileNotFoundError:
+        raise SubextractError(f"{path}: no such file") from None
+    except OSError as exc:  # a name too long, a loop of links: Path.exists() raised those
+        raise SubextractError(f"{path}: cannot be opened ({exc.strerror})") from None
     if p.is_dir():
         raise SubextractError(f"{path}: is a directory, not a video file")
     if not os.access(p, os.R_OK):
@@ -57,6 +62,9 @@ def check_readable(path: str) -> None:
 
 
 MIN_SIDE = 16  # pixels: a smaller picture cannot show a readable subtitle line
+# Pixels of one picture: twice 8K. A 16000x16000 MJPEG still decoded to 768 MB a frame and was
+# then called damaged; a real video is never this large.
+MAX_PIXELS = 8192 * 8192
 
 
 def probe(path: str) -> VideoInfo:
@@ -64,7 +72,8 @@ def probe(path: str) -> VideoInfo:
     guard = GuardProxy() if needs_proxy(path) else None
     try:
         result = subprocess.run(
-            [ffmpeg_exe(), "-hide_banner", "-nostdin", *input_args(path, guard.url if guard else None), "-i", path],
+            [ffmpeg_exe(), "-hide_banner", "-nostdin", *input_args(path, guard.url if guard else None), "-i",
+             ffmpeg_input(path)],
             capture_output=True, text=True, errors="replace", check=False, env=ffmpeg_environment(),
             start_new_session=True,  # Ctrl-C reaches only us (see sample.decode_frames)
         )
@@ -82,6 +91,9 @@ def probe(path: str) -> VideoInfo:
     if min(info.width, info.height) < MIN_SIDE:
         raise SubextractError(f"{path}: the picture is {info.width}x{info.height} pixels, too small to hold "
                               f"subtitles (at least {MIN_SIDE}x{MIN_SIDE})")
+    if info.width * info.height > MAX_PIXELS:
+        raise SubextractError(f"{path}: the picture is {info.width}x{info.height} pixels, larger than subextract "
+                              f"reads (at most {MAX_PIXELS // 1_000_000} megapixels, 8K is 33)")
     return info
 
 
@@ -123,6 +135,11 @@ def _check_stream_opened(url: str, text: str) -> None:
 
 
 def parse_probe_output(path: str, text: str) -> VideoInfo:
+    # FFmpeg's words when the file has more streams than -max_streams: Matroska says so, MP4
+    # fails to allocate the stream past the limit.
+    if "exceeds max_streams" in text or ("Error opening input" in text and "Cannot allocate memory" in text):
+        raise SubextractError(f"{path}: has more than {MAX_STREAMS} streams, more than a video file holds; "
+                              "not opened")
     if "Error opening input" in text or "Invalid data found" in text:
         raise SubextractError(f"{path}: not a video file FFmpeg can read")
     lines = text.splitlines()

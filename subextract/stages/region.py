@@ -21,8 +21,27 @@ from subextract.schema import Band, VideoInfo
 from subextract.stages.appearance import LineStrip
 from subextract.stages.sample import DecodeRequest, Look, decode_looks
 
-_BOX = re.compile(r"^\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*$")
+_BOX_PART = r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*"
+_BOX = re.compile(rf"^{_BOX_PART},{_BOX_PART},{_BOX_PART},{_BOX_PART}$")
 _GLYPH_WINDOW_ENERGY = 0.25  # glyph windows with less edge than this share of the mean window's are gaps between words
+
+
+@dataclass(frozen=True)
+class UserBox:
+    """``--region X,Y,W,H``: in pixels, or in shares of the picture (``0,0.8,1,0.2`` or
+    ``0%,80%,100%,20%``), so that one box serves videos of every size."""
+
+    x: float
+    y: float
+    width: float
+    height: float
+    relative: bool
+
+    def in_pixels(self, width: int, height: int) -> tuple[int, int, int, int]:
+        if not self.relative:
+            return int(self.x), int(self.y), int(self.width), int(self.height)
+        x0, y0 = round(self.x * width), round(self.y * height)
+        return x0, y0, round((self.x + self.width) * width) - x0, round((self.y + self.height) * height) - y0
 
 
 @dataclass(frozen=True)
@@ -61,16 +80,26 @@ def _edge_band(info: VideoInfo, settings: RegionSettings, where: str) -> Band:
     return Band(0, y, info.width // 2 * 2, height, where)
 
 
-def user_box(mode: str, label: str = "--region") -> tuple[int, int, int, int] | None:
+def user_box(mode: str, label: str = "--region") -> UserBox | None:
     """The X,Y,W,H box a region ``mode`` names, None for ``auto``, ``bottom`` and ``top``;
     anything else is refused (``label`` names the option in the message)."""
     if mode in ("auto", "bottom", "top"):
         return None
     match = _BOX.match(mode)
     if not match:
-        raise SubextractError(f"{label} {mode!r}: expected auto, bottom, top or X,Y,W,H")
-    x, y, w, h = (int(v) for v in match.groups())
-    return x, y, w, h
+        raise SubextractError(f"{label} {mode!r}: expected auto, bottom, top or X,Y,W,H (pixels, fractions such as "
+                              "0,0.8,1,0.2, or percentages such as 0%,80%,100%,20%)")
+    numbers, percents = [float(v) for v in match.groups()[::2]], [bool(p) for p in match.groups()[1::2]]
+    if any(percents) and not all(percents):
+        raise SubextractError(f"{label} {mode!r}: give all four values as percentages or none")
+    if all(percents):
+        numbers = [n / 100 for n in numbers]
+    relative = all(percents) or any("." in v for v in match.groups()[::2])
+    if relative and (any(n > 1 for n in numbers) or numbers[0] + numbers[2] > 1 + 1e-9
+                     or numbers[1] + numbers[3] > 1 + 1e-9):
+        raise SubextractError(f"{label} {mode!r}: a box in shares of the picture must lie inside it (each value "
+                              "0-1 or 0%-100%, X+W and Y+H at most 1)")
+    return UserBox(*numbers, relative=relative)
 
 
 def fixed_bands(mode: str, info: VideoInfo, settings: RegionSettings) -> list[Band] | None:
@@ -80,7 +109,7 @@ def fixed_bands(mode: str, info: VideoInfo, settings: RegionSettings) -> list[Ba
         return None
     if box is None:
         return [_edge_band(info, settings, mode)]
-    x, y, w, h = box
+    x, y, w, h = box.in_pixels(info.width, info.height)
     if w < 8 or h < 8 or x + w > info.width or y + h > info.height:
         raise SubextractError(f"--region {mode}: box must lie inside the {info.width}x{info.height} picture")
     return [Band(x, y, w // 2 * 2, h // 2 * 2, "user")]

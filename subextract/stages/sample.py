@@ -27,7 +27,7 @@ from subextract.stages.damage import DamageTracker
 
 from subextract.stages.probe import ffmpeg_exe
 from subextract.stages.netguard import GuardProxy
-from subextract.stages.source import ffmpeg_environment, input_options, needs_proxy
+from subextract.stages.source import ffmpeg_environment, ffmpeg_input, input_options, needs_proxy
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def scaled_size(band: Band, scale: float) -> tuple[int, int]:
 
 
 def _filter_graph(request: DecodeRequest, proxy: str | None):
-    stream = ffmpeg.input(request.path, **_input_options(request, proxy)).video
+    stream = ffmpeg.input(ffmpeg_input(request.path), **_input_options(request, proxy)).video
     if request.select:
         stream = stream.filter("select", request.select)
     elif request.sample_fps:
@@ -235,7 +235,7 @@ def _looks_graph(request: DecodeRequest, looks: Sequence[Look], proxy: str | Non
     decode of that look alone would (the same filters, so the same pixels), colour looks cut into
     their planes, all of them stacked as one grey picture."""
     whole = request.bands[0]
-    stream = ffmpeg.input(request.path, **_input_options(request, proxy)).video
+    stream = ffmpeg.input(ffmpeg_input(request.path), **_input_options(request, proxy)).video
     copies = stream.split() if len(looks) > 1 else None
     width = max(scaled_size(whole, look.scale)[0] for look in looks)
     rows = []

@@ -14,10 +14,10 @@ from subextract.errors import SubextractError
 from subextract.schema import Cue
 from subextract.stages.write import main_language
 from subextract.translate.models import ChatModel, create_chat_model
-from subextract.translate.protocol import Glossary, Languages, checked_language
+from subextract.translate.protocol import Glossary, Languages
 from subextract.translate.translator import Progress, TranslationResult, TranslationStats, Translator
 
-__all__ = ["CueTranslation", "Glossary", "TranslationStats", "checked_language", "open_translator",
+__all__ = ["CueTranslation", "Glossary", "TranslationStats", "open_translator",
            "source_language", "translate_cues"]
 
 _PLACEHOLDERS = {"source": "", "target": "", "count": 0, "lines": "", "context": "", "glossary": "", "text": "",

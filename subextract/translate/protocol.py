@@ -39,12 +39,9 @@ class Glossary:
     def load(cls, path: str | None) -> Glossary:
         if not path:
             return cls()
-        try:
-            text = open(path, encoding="utf-8").read()
-        except OSError as exc:
-            raise SubextractError(f"glossary {path}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise SubextractError(f"glossary {path}: not UTF-8 text") from None
+        from subextract.textfiles import read_text
+
+        text = read_text(path, "glossary", 4 * 1024 * 1024)
         terms = []
         for number, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.lstrip().startswith("#"):
@@ -75,17 +72,6 @@ class Languages:
 
     def name(self, tag: str) -> str:
         return langcodes.Language.get(tag).display_name(self.prompt_language)
-
-
-def checked_language(tag: str) -> str:
-    """``tag`` standardized (``eng`` → ``en``)."""
-    try:
-        language = langcodes.Language.get(langcodes.standardize_tag(tag))
-    except (ValueError, langcodes.tag_parser.LanguageTagError):
-        language = None
-    if language is None or not language.is_valid() or not language.language:
-        raise SubextractError(f"{tag!r} is not a language code (e.g. en, zh, zh-Hant, pt-BR)")
-    return str(language)
 
 
 def _primary(tag: str) -> str:

@@ -64,6 +64,9 @@ class EngineTraits:
     # Its models depend on ``OcrSettings.lang`` (--lang ru reads every line with the Russian model):
     # jobs of different languages need engines of their own.
     reads_by_language: bool = False
+    # ``read_batch`` takes ``frames``, a few single frames per picture, and reads a line again
+    # from them where the picture reads it without confidence.
+    second_look: bool = False
 
 
 ENGINES: dict[str, EngineTraits] = {traits.name: traits for traits in (
@@ -72,7 +75,8 @@ ENGINES: dict[str, EngineTraits] = {traits.name: traits for traits in (
     # RapidOCR (PP-OCRv6) alone, or routed per line to Tesseract's models for the scripts
     # PP-OCRv6 lacks (stages/ocr/routed.py), as --lang needs.
     EngineTraits("rapidocr", "subextract.stages.ocr.routed:embedded_engine", "per_thread", True, True, True,
-                 "embedded, CPU (PP-OCRv6; Tesseract for the scripts it lacks)", reads_by_language=True),
+                 "embedded, CPU (PP-OCRv6; Tesseract for the scripts it lacks)", reads_by_language=True,
+                 second_look=True),
     # vLLM's LLM is not thread-safe; a GPU model is loaded once, 17-82 s on the H200.
     EngineTraits("vllm", "subextract.stages.ocr.vllm_engine:VllmEngine", "serialized", True, False, False,
                  "a vision-language model run in this process by vLLM"),

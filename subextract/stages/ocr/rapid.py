@@ -13,6 +13,10 @@ from subextract.schema import LineBox, Reading, TextLine
 from subextract.stages.ocr_fixes import is_junk
 
 
+# A segmenter line box less than this share of the tallest one's height is no subtitle line.
+_MIN_BOX_SHARE = 0.3
+
+
 def _rapidocr(det_side: int, threads: int):
     from rapidocr import RapidOCR
 
@@ -43,12 +47,15 @@ class RapidOcrEngine:
 
     # Recognising the segmenter's line boxes (found in the stroke mask) skips text detection,
     # which costs several times as much on a CPU.
-    def read_batch(self, images: Sequence[np.ndarray],
-                   line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
+    def read_batch(self, images: Sequence[np.ndarray], line_boxes: Sequence[Sequence[LineBox]] | None = None,
+                   frames: Sequence[Sequence[np.ndarray]] | None = None) -> list[Reading]:
+        """As ``OcrEngine.read_batch``. The segments' single ``frames`` are not read: the median
+        picture reads PP-OCRv6's lines as well as or better than they do (``RoutedEngine``)."""
         boxes = line_boxes or [()] * len(images)
         readings = []
         for image, lines in zip(images, boxes):
             bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
+            lines = subtitle_boxes(lines)
             reading = self._read_lines(bgr, lines) if lines else None
             readings.append(reading if reading is not None else self._read(bgr))
         return readings
@@ -90,6 +97,16 @@ class RapidOcrEngine:
         ]
         lines = [line for line in join_fragments(fragments) if not is_junk(line.text)]
         return Reading(lines=tuple(_subtitle_lines(lines, self.settings.min_line_height)))
+
+
+def subtitle_boxes(boxes: Sequence[LineBox]) -> tuple[LineBox, ...]:
+    """The segmenter's line boxes that can be subtitle lines: a subtitle's lines share one size,
+    and a line of x-height letters alone ("sure.") is still near half as tall as one with
+    ascenders and descenders; a box under a third of the tallest is a speck of the picture (a
+    white scrap beside a line, 8 px against its 41: read as "一" below the line's confidence, it
+    sent the segment to the detector, which joined a tripod's leg to the line as "/")."""
+    tallest = max((y1 - y0 for _, y0, _, y1 in boxes), default=0)
+    return tuple(box for box in boxes if box[3] - box[1] >= _MIN_BOX_SHARE * tallest)
 
 
 def _bounding_box(quad: np.ndarray) -> tuple[int, int, int, int]:

@@ -5,20 +5,32 @@ The prompt is rendered once, at start, from the model's chat template (or the pr
 ``prompt_template``) and reused as a plain string for every request: no per-request chat
 rendering. ``engine_options`` are passed to ``vllm.LLM`` as they are (dtype, max_model_len,
 gpu_memory_utilization, max_num_seqs, enforce_eager, ...).
+
+With ``ocr.vision_tower: subextract`` (the ``hunyuanocr`` preset), HunyuanOCR's vision tower runs
+here, a batch of crops at a time on the GPU (``stages/ocr/vision_tower.py``), and each request
+carries the crop's embeddings instead of its picture: vLLM's per-request loop then holds no image
+work at all. It needs a vLLM whose HunYuanVL takes embeddings (subextract's vLLM plugin provides
+one for vLLM's native module, 0.26-0.28); on others the engine hands vLLM the pictures.
 """
 
 from __future__ import annotations
 
+import logging
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from subextract.clients.vllm_plugin import ARCHITECTURE as HUNYUAN_VL
+from subextract.clients.vllm_plugin import native_hunyuan_vl
 from subextract.clients.vllm_runtime import mean_token_probability, one_line, start_llm
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
 from subextract.schema import LineBox, Reading
 from subextract.stages.ocr.vlm import Reply, read_pictures, to_pil
+
+log = logging.getLogger(__name__)
 
 
 class VllmEngine:
@@ -29,7 +41,12 @@ class VllmEngine:
             raise SubextractError("engine vllm needs a model: --model PATH_OR_HUB_ID (or a preset such as "
                                   "--config paddleocr-vl)")
         self.settings = settings
-        self._llm = start_llm(settings.model, settings.engine_options, "engine vllm")
+        options = dict(settings.engine_options)
+        self._tower = vision_tower(settings, options)
+        if self._tower is not None:
+            # Embeddings only: vLLM leaves its own tower out (no image limit) and takes image_embeds.
+            options.update(enable_mm_embeds=True, limit_mm_per_prompt={"image": 0})
+        self._llm = start_llm(settings.model, options, "engine vllm")
         from vllm import SamplingParams
 
         self._prompt = render_prompt(self._llm, settings)
@@ -43,10 +60,21 @@ class VllmEngine:
         """The model reads each whole strip; the segmenter's line boxes bound each reply's length."""
         return read_pictures(images, self.settings, self._generate, line_boxes)
 
+    def requests(self, pictures: Sequence[np.ndarray]) -> list[dict[str, Any]]:
+        """One vLLM request per picture: the rendered prompt and the picture, or the picture's
+        embeddings from the vision tower here (each under an id of its own: vLLM then neither
+        hashes the tensor nor mistakes one crop's embeddings for another's)."""
+        if self._tower is None:
+            return [{"prompt": self._prompt, "multi_modal_data": {"image": to_pil(p)}} for p in pictures]
+        return [{"prompt": self._prompt,
+                 "multi_modal_data": {"image": {"image_embeds": embeds, "image_grid_thw": grid}},
+                 "multi_modal_uuids": {"image": [uuid.uuid4().hex]}}
+                for embeds, grid in self._tower.embed(pictures)]
+
     def _generate(self, pictures: Sequence[np.ndarray], limits: Sequence[int]) -> list[Reply]:
-        requests = [{"prompt": self._prompt, "multi_modal_data": {"image": to_pil(p)}} for p in pictures]
         try:
-            outputs = self._llm.generate(requests, [self._bounded(limit) for limit in limits], use_tqdm=False)
+            outputs = self._llm.generate(self.requests(pictures), [self._bounded(limit) for limit in limits],
+                                         use_tqdm=False)
         except Exception as exc:  # noqa: BLE001 - an engine failure ends the run with one line
             raise SubextractError(f"vLLM failed: {one_line(exc)}") from None
         return [Reply(text=o.outputs[0].text, confidence=mean_token_probability(o.outputs[0])) for o in outputs]
@@ -61,6 +89,38 @@ class VllmEngine:
         return bounded
 
 
+def model_architectures(model: str, trust_remote_code: bool) -> list[str]:
+    from transformers import AutoConfig
+
+    try:
+        return list(AutoConfig.from_pretrained(model, trust_remote_code=trust_remote_code).architectures or [])
+    except Exception as exc:  # noqa: BLE001 - transformers raises anything from OSError to ValueError here
+        raise SubextractError(f"vLLM could not start model {model}: {one_line(exc)}") from None
+
+
+def vision_tower(settings: OcrSettings, options: dict[str, Any]) -> Any:
+    """HunyuanOCR's vision tower run here (``ocr.vision_tower: subextract``), or None: vLLM is
+    handed pictures (the setting's other value, another model, or a vLLM whose HunYuanVL takes
+    no embeddings)."""
+    if settings.vision_tower != "subextract":
+        return None
+    trust = bool(options.get("trust_remote_code", False))
+    if HUNYUAN_VL not in model_architectures(settings.model, trust):
+        log.info("ocr.vision_tower subextract: only HunyuanOCR's tower runs here; vLLM reads %s's pictures",
+                 settings.model)
+        return None
+    if not native_hunyuan_vl():
+        log.info("ocr.vision_tower subextract: this vLLM's HunYuanVL takes no image embeddings; it reads pictures")
+        return None
+    from subextract.stages.ocr.vision_tower import HunYuanVisionTower
+
+    try:
+        return HunYuanVisionTower(settings.model, dtype=str(options.get("dtype", "auto")),
+                                  random_weights=options.get("load_format") == "dummy", trust_remote_code=trust)
+    except Exception as exc:  # noqa: BLE001 - transformers raises anything from OSError to ValueError here
+        raise SubextractError(f"could not load {settings.model}'s vision tower: {one_line(exc)}") from None
+
+
 def render_prompt(llm: Any, settings: OcrSettings) -> str:
     """The prompt text of every request: the preset's template, or the model's chat template
     applied once to a user turn of one image and the instruction (what ``vllm serve`` renders
@@ -70,12 +130,27 @@ def render_prompt(llm: Any, settings: OcrSettings) -> str:
     messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": settings.prompt}]}]
     tokenizer = llm.get_tokenizer()
     if getattr(tokenizer, "chat_template", None):
-        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return bare_image_placeholder(llm, tokenizer.apply_chat_template(messages, tokenize=False,
+                                                                           add_generation_prompt=True))
     from transformers import AutoProcessor
 
     processor = AutoProcessor.from_pretrained(settings.model,
                                               trust_remote_code=settings.engine_options.get("trust_remote_code", False))
     if not getattr(processor, "chat_template", None):
         raise SubextractError(f"model {settings.model} has no chat template: set ocr.prompt_template in the config")
-    return processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return bare_image_placeholder(llm, processor.apply_chat_template(messages, tokenize=False,
+                                                                     add_generation_prompt=True))
 
+
+def bare_image_placeholder(llm: Any, prompt: str) -> str:
+    """HunyuanOCR's chat template wraps its image token in image-start and image-end tokens, as
+    its processor requires. vLLM's native HunYuanVL (0.26-0.28) adds both around the image token
+    itself: handed the wrapped placeholder, it sent the model 315 tokens where the processor makes
+    313 (start and end twice) and the first read failed. There the prompt holds the image token
+    alone, and the model gets exactly the processor's tokens (313 = 313, the same ids, on the H200:
+    bench/gpu.py). On vLLM's Transformers backend the processor itself needs the wrapped form."""
+    if not native_hunyuan_vl() or HUNYUAN_VL not in (llm.llm_engine.model_config.architectures or []):
+        return prompt
+    tokenizer = llm.get_tokenizer()
+    wrapped = tokenizer.image_start_token + tokenizer.image_token + tokenizer.image_end_token
+    return prompt.replace(wrapped, tokenizer.image_token)

@@ -1,0 +1,249 @@
+"""How a video's subtitles are drawn, decided at each rule's threshold on strips drawn pixel by pixel.
+
+A strip is a pre-scan line's rows: thin vertical strokes every 12 columns inside the line's
+columns, and thin strokes of the picture beside it, at grey levels chosen so that each rule of
+``stages/appearance.py`` (which plane, outlined or not, how bright, coloured or not, the smallest
+line) is met exactly or missed by one step."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from subextract.config import load_settings
+from subextract.stages.appearance import Appearance, learn_appearance, settings_for, smallest_line_strokes
+
+SETTINGS = load_settings().segment
+X0, X1 = 20, 260  # the line's columns in a 300-column strip
+STEP = 12  # columns between strokes: the picture between them is wider than the stroke kernel
+
+
+def strip(level: int, around: int = 150, beside: int = 0, outlined: int = 0, strokes: int = 20,
+          rows: tuple[int, int] = (4, 20), short: int = 0) -> np.ndarray:
+    """Strokes of ``level`` over ``around``; the first ``outlined`` with a black column beside
+    them, the first ``short`` one row shorter; strokes of the picture ``beside`` above it."""
+    grey = np.full((24, 300), around, np.uint8)
+    for i in range(strokes):
+        column = X0 + STEP * i
+        grey[rows[0]:rows[1] - (1 if i < short else 0), column] = level
+        if i < outlined:
+            grey[rows[0]:rows[1], column + 1] = 0
+    for column in [*range(2, X0 - 4, 6), *range(X1 + 4, 300, 6)]:
+        grey[rows[0]:rows[1], column] = around + beside
+    return grey
+
+
+def lines(*strips: np.ndarray) -> list[tuple[np.ndarray, int, int]]:
+    return [(s, X0, X1) for s in strips]
+
+
+# --------------------------------------------------------------------------------------------
+# The plane
+# --------------------------------------------------------------------------------------------
+
+def test_a_chroma_plane_wins_only_by_more_than_chroma_advantage():
+    """In luma the strokes lift 90 over a picture lifting 30 (3x); in V they lift 45 or 46 over
+    10 (4.5x, 4.6x): a chroma plane must stand out chroma_advantage (1.5) times more than luma."""
+    luma = lines(strip(240, beside=30))
+    tie = learn_appearance({"y": luma, "v": lines(strip(128 + 45, around=128, beside=10))}, SETTINGS)
+    assert tie.plane == "y" and tie.lift == 90
+    ahead = learn_appearance({"y": luma, "v": lines(strip(128 + 46, around=128, beside=10))}, SETTINGS)
+    assert ahead.plane == "v" and ahead.lift == 46 and ahead.level == 174
+    assert not ahead.outlined and ahead.decoded_in_colour
+
+
+def test_a_flat_plane_beside_the_line_counts_as_the_noise_floor():
+    """Beside the line V lifts 5, under plane_noise_floor (10): the ratio is 46 / 10, not 46 / 5."""
+    luma = lines(strip(240, beside=30))
+    floor = learn_appearance({"y": luma, "v": lines(strip(128 + 45, around=128, beside=5))}, SETTINGS)
+    assert floor.plane == "y"
+    chosen = learn_appearance({"y": luma, "v": lines(strip(128 + 46, around=128, beside=5))}, SETTINGS)
+    assert chosen.plane == "v"
+
+
+def test_dark_strokes_in_a_chroma_plane_are_no_candidate():
+    """Strokes darker than the picture in V (a blue tint) lift only through the gaps between them:
+    V is no candidate, whatever its lift."""
+    dark = lines(strip(128 - 60, around=128, beside=1))
+    assert learn_appearance({"y": lines(strip(240, beside=30)), "v": dark}, SETTINGS).plane == "y"
+
+
+def test_the_plane_is_decided_by_the_median_over_lines():
+    luma = lines(strip(240, beside=30), strip(240, beside=30), strip(240, beside=30))
+    chroma = lines(strip(128 + 60, around=128, beside=10), strip(128 + 60, around=128, beside=10),
+                   strip(128 + 20, around=128, beside=10))  # 6x, 6x, 2x: the median 6x beats 3x * 1.5
+    assert learn_appearance({"y": luma, "v": chroma}, SETTINGS).plane == "v"
+    chroma[1] = chroma[2]  # 6x, 2x, 2x
+    assert learn_appearance({"y": luma, "v": chroma}, SETTINGS).plane == "y"
+
+
+def test_lines_without_columns_or_without_picture_beside_are_skipped():
+    luma = lines(strip(240, beside=30))
+    assert learn_appearance({"y": luma + [(strip(240), 100, 100)]}, SETTINGS).lines == 1
+    whole = [(strip(240), 0, 300)]  # nothing beside it to compare with
+    assert learn_appearance({"y": whole}, SETTINGS) is not None
+    assert learn_appearance({"y": luma, "v": [(strip(128 + 90, around=128), 0, 300)]}, SETTINGS).plane == "y"
+    assert learn_appearance({"v": lines(strip(200, around=128))}, SETTINGS) is None  # luma is always needed
+
+
+# --------------------------------------------------------------------------------------------
+# The outline, the level
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("outlined, expected", [(17, True), (16, False)])
+def test_the_outline_test_needs_outline_share_of_the_strokes(outlined, expected):
+    """17 of 20 strokes with a black pixel beside them is exactly outline_share (0.85)."""
+    appearance = learn_appearance({"y": lines(strip(240, outlined=outlined))}, SETTINGS)
+    assert appearance.outlined is expected and appearance.level == 240
+
+
+def test_every_line_must_show_the_outline():
+    both = lines(strip(240, outlined=20), strip(240, outlined=16))
+    assert not learn_appearance({"y": both}, SETTINGS).outlined
+    assert learn_appearance({"y": lines(strip(240, outlined=20), strip(240, outlined=17))}, SETTINGS).outlined
+
+
+@pytest.mark.parametrize("around, evidence", [(120, False), (121, True)])
+def test_a_line_over_a_dark_picture_is_no_evidence_of_an_outline(around, evidence):
+    """A picture no brighter than dark_max + outline_evidence (120) around the line puts dark
+    pixels beside plain strokes too: such a line neither shows nor refutes an outline."""
+    outlined = strip(240, around=160, outlined=20)
+    plain_on_dark = strip(240, around=around, outlined=0)
+    appearance = learn_appearance({"y": lines(outlined, plain_on_dark)}, SETTINGS)
+    assert appearance.outlined is not evidence and appearance.lines == 2
+    alone = learn_appearance({"y": lines(plain_on_dark)}, SETTINGS)
+    assert alone.outlined is False  # no line showed one
+
+
+@pytest.mark.parametrize("rows, short, counted", [((4, 12), 0, True), ((4, 12), 1, False)])
+def test_a_line_needs_forty_stroke_pixels_to_say_anything(rows, short, counted):
+    """5 strokes of 8 rows are 40 pixels; one row less is 39, and the line says nothing."""
+    few = strip(240, strokes=5, rows=rows, short=short)
+    if counted:
+        assert learn_appearance({"y": lines(few)}, SETTINGS).lines == 1
+    else:
+        assert learn_appearance({"y": lines(few)}, SETTINGS) is None
+
+
+def test_the_level_is_the_median_over_lines_of_each_lines_bright_strokes():
+    found = lines(strip(200, around=100), strip(230, around=100), strip(250, around=100))
+    appearance = learn_appearance({"y": found}, SETTINGS)
+    assert appearance.level == 230 and appearance.lines == 3
+    mixed = strip(250)
+    mixed[4:20, X0 + STEP * 19] = 200  # one stroke of 20 dimmer: the 95th percentile stays 250
+    assert learn_appearance({"y": lines(mixed)}, SETTINGS).level == 250
+
+
+def test_a_chroma_plane_asks_strokes_for_half_their_lift():
+    """In a chroma plane, strokes count for the style where they lift half the lines' lift (here
+    60 of 120), or hold_contrast if that is more."""
+    chroma = strip(128 + 120, around=128, beside=10)
+    half = chroma.copy()
+    for i in range(20):
+        half[4:20, X0 + STEP * i] = 128 + 60 if i % 2 else 128 + 120
+    appearance = learn_appearance({"y": lines(strip(240, beside=30)), "v": lines(chroma, chroma, half)}, SETTINGS)
+    assert appearance.plane == "v" and appearance.level == 248
+    below = half.copy()
+    for i in range(1, 20, 2):
+        below[4:20, X0 + STEP * i] = 128 + 59
+    level = learn_appearance({"y": lines(strip(240, beside=30)), "v": lines(chroma, below, below)}, SETTINGS).level
+    assert level == 248  # the 59-lift strokes are not counted: the 95th percentile of the rest
+
+
+# --------------------------------------------------------------------------------------------
+# Colour
+# --------------------------------------------------------------------------------------------
+
+def coloured(distance_u: int, distance_v: int = 0) -> dict[str, list]:
+    """White-ish strokes in luma whose U and V sit ``distance_u``/``distance_v`` from grey."""
+    luma = strip(240)
+    u = np.full(luma.shape, 128, np.uint8)
+    v = u.copy()
+    strokes_at = luma == 240
+    u[strokes_at] = 128 + distance_u
+    v[strokes_at] = 128 + distance_v
+    return {"y": lines(luma), "u": lines(u), "v": lines(v)}
+
+
+def test_strokes_colour_distance_colour_chroma_from_grey_are_read_in_colour():
+    assert SETTINGS.colour_chroma == 16
+    assert learn_appearance(coloured(16), SETTINGS).coloured
+    assert not learn_appearance(coloured(15), SETTINGS).coloured
+    assert not learn_appearance(coloured(12, 10), SETTINGS).coloured  # 15.6 from grey
+    assert learn_appearance(coloured(13, 10), SETTINGS).coloured  # 16.4
+    assert learn_appearance(coloured(0, -16), SETTINGS).coloured
+
+
+def test_colour_needs_both_chroma_planes_for_every_line():
+    planes = coloured(40)
+    assert not learn_appearance({"y": planes["y"], "u": planes["u"]}, SETTINGS).coloured
+    planes["v"] = planes["v"] * 2
+    assert not learn_appearance(planes, SETTINGS).coloured
+
+
+def test_appearance_in_words():
+    plain = Appearance(plane="y", outlined=False, level=230, lift=90, lines=1)
+    assert plain.describe() == ("strokes without an outline, told apart by brightness (level 230, 90 above their "
+                                "surroundings), learned from 1 line")
+    pink = Appearance(plane="-v", outlined=True, level=200, lift=40, lines=3, coloured=True)
+    assert pink.describe() == ("coloured strokes with a dark outline, told apart by their green tint (level 200, "
+                               "40 above their surroundings), learned from 3 lines")
+    assert Appearance(plane="q", outlined=False, level=1, lift=1, lines=2).describe().count(" q ") == 1
+    assert not plain.decoded_in_colour and pink.decoded_in_colour
+    assert replace(plain, coloured=True).decoded_in_colour
+
+
+# --------------------------------------------------------------------------------------------
+# The text test a video gets
+# --------------------------------------------------------------------------------------------
+
+def test_outlined_subtitles_keep_the_outline_test_and_nothing_seen_drops_it():
+    outlined = Appearance(plane="y", outlined=True, level=240, lift=90, lines=3)
+    assert settings_for(outlined, SETTINGS) == SETTINGS
+    assert settings_for(None, SETTINGS) == replace(SETTINGS, dark_max=255)
+
+
+@pytest.mark.parametrize("level, bright_min", [(250, 200), (235, 200), (234, 199), (180, 145), (146, 111),
+                                               (145, 110), (100, 110)])
+def test_plain_subtitles_ask_for_strokes_nearly_as_bright_as_theirs(level, bright_min):
+    plain = Appearance(plane="y", outlined=False, level=level, lift=90, lines=3)
+    assert settings_for(plain, SETTINGS) == replace(SETTINGS, dark_max=255, bright_min=bright_min)
+
+
+@pytest.mark.parametrize("lift, contrast_min, hold_contrast", [
+    (200, 60, 20), (121, 60, 20), (80, 40, 20), (60, 30, 15), (30, 15, 7), (19, 10, 5), (2, 10, 5)])
+def test_chroma_subtitles_ask_for_half_their_lift(lift, contrast_min, hold_contrast):
+    chroma = Appearance(plane="-u", outlined=False, level=200, lift=lift, lines=3)
+    assert settings_for(chroma, SETTINGS) == replace(
+        SETTINGS, dark_max=255, bright_min=165, contrast_min=contrast_min, hold_contrast=hold_contrast,
+        min_text_share=SETTINGS.min_text_share * SETTINGS.chroma_text_share)
+
+
+# --------------------------------------------------------------------------------------------
+# The smallest line
+# --------------------------------------------------------------------------------------------
+
+def test_the_smallest_line_is_the_least_one_the_mask_kept_enough_of():
+    """Lines of 320, 240, 160 and 32 stroke pixels: the median is 200, half of it 100; the 32-pixel
+    line (the mask lost it) is not counted: the smallest is 160."""
+    plain = replace(SETTINGS, dark_max=255)
+    found = lines(strip(240), strip(240, strokes=15), strip(240, strokes=10), strip(240, strokes=2))
+    assert smallest_line_strokes(found, plain) == 160
+    # 320, 200 and 100 (median 200): exactly half the median is kept; 99 is not
+    tall = (0, 20)
+    assert smallest_line_strokes(lines(strip(240), strip(240, strokes=10, rows=tall), strip(240, strokes=5, rows=tall)),
+                                 plain) == 100
+    assert smallest_line_strokes(lines(strip(240), strip(240, strokes=10, rows=tall),
+                                       strip(240, strokes=5, rows=tall, short=1)), plain) == 200
+
+
+def test_a_line_needs_min_line_strokes_to_be_the_smallest():
+    plain = replace(SETTINGS, dark_max=255)
+    assert smallest_line_strokes(lines(strip(240, strokes=5, rows=(0, 8))), plain) == 40
+    assert smallest_line_strokes(lines(strip(240, strokes=5, rows=(0, 8), short=1)), plain) == 0
+    assert smallest_line_strokes([], plain) == 0
+    assert smallest_line_strokes([(strip(240), 50, 50)], plain) == 0
+    one = replace(plain, min_line_strokes=0)
+    assert smallest_line_strokes(lines(strip(240, strokes=1, rows=(0, 1))), one) == 1

@@ -1,0 +1,53 @@
+"""Which of the segmenter's line boxes the embedded engine reads (stages/ocr/rapid.py): a
+subtitle's lines share one size; a speck of the picture boxed beside them is no line."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from subextract.config import load_settings
+from subextract.stages.ocr import create_engine
+from subextract.stages.ocr.rapid import RapidOcrEngine, subtitle_boxes
+
+WQY = "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc"
+
+
+@pytest.mark.parametrize(("boxes", "kept"), [
+    ([(340, 45, 514, 86), (119, 102, 178, 110)], [(340, 45, 514, 86)]),  # a white scrap: 8 px against 41
+    ([(300, 10, 700, 50), (420, 48, 580, 66)], [(300, 10, 700, 50), (420, 48, 580, 66)]),  # "sure." under a line
+    ([(300, 10, 700, 50), (300, 50, 700, 90)], [(300, 10, 700, 50), (300, 50, 700, 90)]),
+    ([], []),
+])
+def test_boxes_under_a_third_of_the_tallest_are_no_subtitle_line(boxes, kept):
+    assert list(subtitle_boxes(boxes)) == kept
+
+
+def _line_with_a_scrap(text: str) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(WQY, 24)
+    band = Image.new("L", (854, 110), 120)
+    draw = ImageDraw.Draw(band)
+    x = (854 - draw.textlength(text, font=font)) / 2
+    draw.text((x, 55), text, font=font, fill=250, stroke_width=1, stroke_fill=20)
+    draw.text((x, 55), text, font=font, fill=250)
+    draw.ellipse((120, 100, 178, 112), fill=245)  # a white scrap low in the band
+    return np.asarray(band), (int(x - 15), 45, int(x + 15 + draw.textlength(text, font=font)), 88)
+
+
+@pytest.mark.parametrize("lang", ["zh", "all"])
+def test_a_speck_beside_the_line_is_not_read_nor_sends_the_band_to_the_detector(lang, monkeypatch):
+    """The scrap's box reads as "一" below the trust: it sent the whole band to the detector,
+    which joined what stood beside the line (a tripod's leg, as "/") to it."""
+    engine = create_engine(replace(load_settings().ocr, lang=lang))
+
+    def no_detector(self, bgr):
+        raise AssertionError("the band went to the detector")
+
+    monkeypatch.setattr(RapidOcrEngine, "_read", no_detector)
+    band, box = _line_with_a_scrap("服务器断开连接")
+    (reading,) = engine.read_batch([band], [(box, (119, 102, 178, 110))])
+    assert [line.text for line in reading.lines] == ["服务器断开连接"]
