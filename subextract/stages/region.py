@@ -177,11 +177,12 @@ def _edges(frame: np.ndarray, box: TextBox, scale: float) -> np.ndarray:
 
 
 def _correlation(a: np.ndarray, b: np.ndarray) -> float:
-    """Pearson correlation of two edge maps; 1 where neither has any edge, 0 where only one has."""
+    """Pearson correlation of two edge maps; 0 where either has no edge (a flat picture shows no
+    glyphs to be the same)."""
     a, b = a - a.mean(), b - b.mean()
     a_energy, b_energy = float((a * a).sum()), float((b * b).sum())
     if a_energy == 0 or b_energy == 0:
-        return 1.0 if a_energy == b_energy else 0.0
+        return 0.0
     return float((a * b).sum()) / float(np.sqrt(a_energy * b_energy))
 
 
