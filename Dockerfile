@@ -10,7 +10,7 @@ RUN apt-get update \
       ffmpeg libgl1 libglib2.0-0 \
       tesseract-ocr-rus tesseract-ocr-ukr tesseract-ocr-kor tesseract-ocr-ara tesseract-ocr-fas \
       tesseract-ocr-heb tesseract-ocr-tha tesseract-ocr-hin tesseract-ocr-vie tesseract-ocr-script-grek \
-      tesseract-ocr-script-cyrl \
+      tesseract-ocr-script-cyrl tesseract-ocr-ell \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /opt/subextract

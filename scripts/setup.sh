@@ -31,7 +31,7 @@ fi
 # where it cannot (not root, offline). `subextract --list-languages` shows what is installed and
 # names the package of any other language.
 language_packs="tesseract-ocr-rus tesseract-ocr-ukr tesseract-ocr-kor tesseract-ocr-ara tesseract-ocr-fas
-  tesseract-ocr-heb tesseract-ocr-tha tesseract-ocr-hin tesseract-ocr-vie tesseract-ocr-script-grek
+  tesseract-ocr-heb tesseract-ocr-tha tesseract-ocr-hin tesseract-ocr-vie tesseract-ocr-script-grek tesseract-ocr-ell
   tesseract-ocr-script-cyrl"
 missing_packs=$(for p in $language_packs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"; done)
 if [ -n "$missing_packs" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

@@ -81,10 +81,13 @@ def installed(built, tmp_path_factory) -> Path:
     # install among them, are not processed).
     (site / "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     wheel = next(built.glob("subextract_ocr-*.whl"))
+    # --ignore-installed: the project's editable install of the same distribution is on that path
+    # entry, and pip would take it as installed already; --no-deps: the dependencies are there.
     result = subprocess.run([str(python), "-m", "pip", "install", "--no-index", "--find-links", str(built),
-                             "--disable-pip-version-check", DISTRIBUTION], capture_output=True, text=True,
-                            timeout=600, check=False)
+                             "--disable-pip-version-check", "--ignore-installed", "--no-deps", DISTRIBUTION],
+                            capture_output=True, text=True, timeout=600, check=False)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert f"Successfully installed {DISTRIBUTION}-{subextract.__version__}" in result.stdout, result.stdout
     assert wheel.name.startswith("subextract_ocr-")
     return env
 

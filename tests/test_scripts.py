@@ -140,21 +140,28 @@ def test_missing_language_pack_names_the_package(tmp_path):
     assert not (tmp_path / "out.srt").exists()
 
 
+def language_rows(listing: str) -> dict[str, list[str]]:
+    """--list-languages' table: each code's columns (name, engine, model, where it is), between
+    the heading line and the closing notes."""
+    return {line.split()[0]: line.split()[1:] for line in listing.splitlines()[1:]
+            if len(line.split()) > 2 and line.split()[2] in ("rapidocr", "tesseract")}
+
+
 def test_list_languages_shows_installed_and_missing(tmp_path):
     data = tmp_path / "tessdata"
     data.mkdir()
     (data / "ara.traineddata").symlink_to(tessdata_dir() / "ara.traineddata")
     result = run_cli("--list-languages", env={"TESSDATA_PREFIX": str(data), BETTER_MODELS_ENV: ""})
     assert result.returncode == 0, result.stderr
-    rows = {line.split()[0]: line for line in result.stdout.splitlines()[1:]}
-    assert rows["ar"].split()[1:] == ["tesseract", "ara", str(data)]
-    assert rows["ru"].endswith("not installed: apt-get install tesseract-ocr-rus")
-    assert rows["zh"].split()[1] == "rapidocr"
+    rows = language_rows(result.stdout)
+    assert rows["ar"] == ["Arabic", "tesseract", "ara", str(data)]
+    assert " ".join(rows["ru"]).endswith("not installed: apt-get install tesseract-ocr-rus")
+    assert rows["zh"][:2] == ["Chinese", "rapidocr"]
 
 
 def test_the_tests_language_data_is_installed():
     """scripts/setup.sh installs these; without them the tests above could not run."""
-    assert {"rus", "ukr", "ara", "Greek"} <= installed_models()
+    assert {"rus", "ukr", "ara", "Greek", "ell"} <= installed_models()
 
 
 # --- junk never becomes a cue ---------------------------------------------------------------
@@ -348,15 +355,13 @@ def test_without_better_models_debian_models_read(tmp_path, monkeypatch, setting
 
 def test_list_languages_says_which_model_reads(tmp_path):
     better = _better_folder(tmp_path, "ell", "ukr")
-    rows = {line.split()[0]: line for line in
-            run_cli("--list-languages", env={BETTER_MODELS_ENV: str(better)}).stdout.splitlines()[1:]}
-    assert rows["el"].split()[1:] == ["tesseract", "ell", "4.0.0_best_int", "from", "@tesseract.js-data/ell@1.0.0",
-                                      "in", str(better)]
-    assert rows["uk"].split()[2] == "ukr" and "@tesseract.js-data/ukr" in rows["uk"]
-    assert rows["ru"].split()[1:] == ["tesseract", "rus", str(tessdata_dir())]
-    fallback = {line.split()[0]: line for line in
-                run_cli("--list-languages", env={BETTER_MODELS_ENV: ""}).stdout.splitlines()[1:]}
-    assert fallback["el"].split()[1:] == ["tesseract", "Greek", str(tessdata_dir())]
+    rows = language_rows(run_cli("--list-languages", env={BETTER_MODELS_ENV: str(better)}).stdout)
+    assert rows["el"] == ["Greek", "tesseract", "ell", "4.0.0_best_int", "from", "@tesseract.js-data/ell@1.0.0",
+                          "in", str(better)]
+    assert rows["uk"][2] == "ukr" and "@tesseract.js-data/ukr@1.0.0" in rows["uk"]
+    assert rows["ru"] == ["Russian", "tesseract", "rus", str(tessdata_dir())]
+    fallback = language_rows(run_cli("--list-languages", env={BETTER_MODELS_ENV: ""}).stdout)
+    assert fallback["el"] == ["Greek", "tesseract", "Greek", str(tessdata_dir())]
 
 
 def test_missing_greek_names_the_script_package(tmp_path):
@@ -385,7 +390,7 @@ def test_setup_fetched_the_better_models():
 
 class _Registry:
     """A real npm-registry-shaped HTTP server on 127.0.0.1 holding one package, whose record and
-    tarball the tests vary: the tarball holds a real model file (Debian's ell, gzipped)."""
+    tarball the tests vary: the tarball holds a real model file (Debian's Greek script model, gzipped)."""
 
     def __init__(self, model_bytes: bytes) -> None:
         import gzip
@@ -441,7 +446,7 @@ class _Registry:
 
 @pytest.fixture()
 def registry():
-    model_bytes = (tessdata_dir() / "ell.traineddata").read_bytes()
+    model_bytes = (tessdata_dir() / "Greek.traineddata").read_bytes()  # a real model setup.sh installs
     server = _Registry(model_bytes)
     yield server, model_bytes
     server.close()

@@ -300,7 +300,7 @@ def test_orphaned_upload_folders_are_swept_and_a_spaced_key_is_warned_about(tmp_
     try:
         server.start()
         assert not orphan.exists()
-        assert server.logged("SUBEXTRACT_API_KEY has spaces or line breaks around it")
+        assert server.logged("SUBEXTRACT_SERVICE_KEY has spaces or line breaks around it")
         given = httpx.get(f"{server.url}/v1/jobs", headers={"Authorization": f"Bearer {API_KEY}"})
         assert given.status_code == 200  # the key as a client can send it
     finally:

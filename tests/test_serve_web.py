@@ -307,10 +307,13 @@ def test_a_390_px_phone_has_no_horizontal_overflow(server, browser, done_job):
     try:
         open_job(page, server, done_job)
         page.click(".tools summary")
-        for item in page.locator("#cues li").all():  # every picture loaded, as it comes into view
-            item.scroll_into_view_if_needed()
-        page.wait_for_function("[...document.querySelectorAll('#cues img')].every(i => i.complete && i.naturalWidth)",
-                               timeout=120_000)
+        # Every picture loaded, as it comes into view: the first one still missing is scrolled to
+        # until none is (the list may be drawn again while the job's last cues arrive).
+        page.wait_for_function("""() => {
+            const missing = [...document.querySelectorAll('#cues img')].filter(i => !(i.complete && i.naturalWidth));
+            if (missing.length) missing[0].scrollIntoView();
+            return missing.length === 0;
+        }""", timeout=120_000, polling=200)
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         wide = page.evaluate("""[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 390.5)
                                 .map(e => e.tagName + '.' + e.className)""")
