@@ -51,6 +51,14 @@ class RegionSettings:
 
 
 @dataclass(frozen=True)
+class GuardSettings:
+    enabled: bool
+    interval: Positive
+    line_height: Annotated[int, Meta(ge=8)]
+    line_height_range: Annotated[float, Meta(ge=1)]
+
+
+@dataclass(frozen=True)
 class SampleSettings:
     fps: Positive | None
     reference_frames_only: bool
@@ -170,13 +178,14 @@ class Settings:
     region: RegionSettings
     sample: SampleSettings
     segment: SegmentSettings
+    guard: GuardSettings
     ocr: OcrSettings
     align: AlignSettings
     translate: TranslateSettings
 
 
 _SECTION_TYPES = {"region": RegionSettings, "sample": SampleSettings, "segment": SegmentSettings,
-                  "ocr": OcrSettings, "align": AlignSettings, "translate": TranslateSettings}
+                  "guard": GuardSettings, "ocr": OcrSettings, "align": AlignSettings, "translate": TranslateSettings}
 
 
 def preset_names() -> list[str]:
