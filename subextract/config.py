@@ -47,6 +47,15 @@ class RegionSettings:
     max_line_height: Share
     edge_zone: Share
     same_edges: Share
+    same_glyphs: Share
+
+
+@dataclass(frozen=True)
+class GuardSettings:
+    enabled: bool
+    interval: Positive
+    line_height: Annotated[int, Meta(ge=8)]
+    line_height_range: Annotated[float, Meta(ge=1)]
 
 
 @dataclass(frozen=True)
@@ -169,13 +178,14 @@ class Settings:
     region: RegionSettings
     sample: SampleSettings
     segment: SegmentSettings
+    guard: GuardSettings
     ocr: OcrSettings
     align: AlignSettings
     translate: TranslateSettings
 
 
 _SECTION_TYPES = {"region": RegionSettings, "sample": SampleSettings, "segment": SegmentSettings,
-                  "ocr": OcrSettings, "align": AlignSettings, "translate": TranslateSettings}
+                  "guard": GuardSettings, "ocr": OcrSettings, "align": AlignSettings, "translate": TranslateSettings}
 
 
 def preset_names() -> list[str]:

@@ -55,6 +55,10 @@ class Segment:
     mask_hash: imagehash.ImageHash
     mask: np.ndarray = field(repr=False)
     lines: tuple[LineBox, ...] = ()  # text lines found in the mask, in ``image`` pixels
+    # It began as the segment before it ended, showing another text: a glyph of that one's replaced in
+    # place, or few of its strokes kept at their pixels. Its reading is that text, however alike (a
+    # counter, a name before each line), not OCR jitter of the one before.
+    text_changed: bool = False
     # A few single frames of the segment (as ``image``), for a second look at lines the median
     # picture reads without confidence; dropped once read.
     frames: tuple[np.ndarray, ...] = field(default=(), repr=False)

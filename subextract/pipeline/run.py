@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import queue
 import threading
@@ -36,7 +37,8 @@ from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
 from subextract.stages.region import Region, TextBox, find_bands, line_strips
-from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, yuv_to_bgr
+from subextract.stages.guard import RecallGuard
+from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, scaled_size, yuv_to_bgr
 from subextract.stages.mask import exact_lost_share, glyph_changed, mask_difference
 from subextract.stages.segment import Segmenter
 
@@ -52,6 +54,7 @@ class Stats:
     frames: int = 0
     segments: int = 0
     ocr_calls: int = 0
+    guard_calls: int = 0  # text detector calls of the recall guard (stages/guard.py)
     ocr_seconds: float = 0.0  # time spent inside the engine's read_batch: crops/s = ocr_calls / ocr_seconds
     reused_readings: int = 0
     wall_seconds: float = 0.0
@@ -88,7 +91,8 @@ class ExtractionResult:
         return {"video": video or self.info.path, "duration": self.info.duration, "width": self.info.width,
                 "height": self.info.height, "language": self.lang, "languages_seen": s.languages_seen,
                 "bands": [dataclasses.asdict(band) for band in self.bands],
-                "stats": {"ocr_calls": s.ocr_calls, "ocr_seconds": round(s.ocr_seconds, 3), "segments": s.segments,
+                "stats": {"ocr_calls": s.ocr_calls, "guard_calls": s.guard_calls,
+                          "ocr_seconds": round(s.ocr_seconds, 3), "segments": s.segments,
                           "frames": s.frames, "wall_seconds": round(s.wall_seconds, 3),
                           "realtime_factor": round(s.realtime_factor, 2), "lines_read": s.lines_read,
                           "lines_kept": s.lines_kept},
@@ -183,7 +187,8 @@ class _OcrWorker:
 class _ReadingCache:
     """A repeated subtitle (same mask) reuses its earlier reading instead of another OCR call, and
     so does a segment split off the one just before it that keeps the same strokes at the same
-    pixels both ways (a cut under the subtitle split it; text replaced in place keeps few)."""
+    pixels both ways, with no glyph changed (a cut under the subtitle split it; text replaced in
+    place keeps few; a line changed in one character keeps all but that one)."""
 
     def __init__(self, settings: SegmentSettings) -> None:
         self._seen: dict[int, list[tuple[Segment, int, int]]] = {}
@@ -205,7 +210,8 @@ class _ReadingCache:
             before, key = latest
             if before.end == segment.start and before.mask.shape == segment.mask.shape \
                     and exact_lost_share(before.mask, segment.mask) <= s.change_threshold \
-                    and exact_lost_share(segment.mask, before.mask) <= s.change_threshold:
+                    and exact_lost_share(segment.mask, before.mask) <= s.change_threshold \
+                    and not glyph_changed(before.mask, segment.mask, s.repeat_glyph_change):
                 return key
         return None
 
@@ -282,6 +288,8 @@ class VideoScan:
     bands: list[Band]
     request: DecodeRequest
     segment_settings: SegmentSettings
+    warnings: list[str] = field(default_factory=list)  # the region search's, for the result
+    line_height: float | None = None  # the subtitle lines' median height the pre-scan saw (picture pixels)
 
 
 @dataclass
@@ -293,6 +301,7 @@ class SegmentedVideo:
     segments: list[tuple[Segment, int]]
     report: DecodeReport
     last_pts: float
+    guard_calls: int = 0  # text detector calls of the recall guard
 
     def first_showings(self) -> list[tuple[Segment, int]]:
         """The segments that need a read (the picture of the others was dropped)."""
@@ -341,7 +350,8 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     # and a fade is measured on the OCR picture, which is not in the plane of a chroma mask.
     if settings.sample.fps or request.mask_plane:
         segment_settings = replace(segment_settings, fade_frames=0)
-    return VideoScan(video, info, start, end, bands, request, segment_settings)
+    line_height = float(np.median([box.height for box in region.lines])) if region.lines else None
+    return VideoScan(video, info, start, end, bands, request, segment_settings, region.warnings, line_height)
 
 
 def _standalone_detector(settings: Settings) -> Callable[[], object]:
@@ -363,11 +373,26 @@ def _standalone_detector(settings: Settings) -> Callable[[], object]:
 
 
 def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCallback | None = None,
-                  after_frame: FrameCallback | None = None) -> SegmentedVideo:
+                  after_frame: FrameCallback | None = None,
+                  detector: Callable[[], object] | None = None) -> SegmentedVideo:
     """Decode the band and cut it into segments, repeated subtitles resolved to their first
     showing's key. ``on_segment`` sees each segment as it closes (the OCR worker reads first
-    showings meanwhile); ``after_frame`` may stop decoding early."""
-    segmenters = [Segmenter(i, scan.segment_settings) for i in range(len(scan.bands))]
+    showings meanwhile); ``after_frame`` may stop decoding early. ``detector`` gives the recall
+    guard's text detector (default: RapidOCR's own models, loaded now); never the OCR engine's own,
+    which the OCR worker is calling meanwhile."""
+    segment_settings = scan.segment_settings
+    guard = None
+    if settings.guard.enabled:
+        guard = RecallGuard((detector or _standalone_detector(settings))(), settings.guard,
+                            scan.line_height * scan.request.scale if scan.line_height else None,
+                            [scaled_size(band, scan.request.scale)[1] for band in scan.bands],
+                            settings.region.centre_tolerance)
+        # A text the guard finds began an interval earlier, or two where it missed the text once:
+        # the segmenter keeps that many frames to look back over.
+        frames_between = math.ceil(2 * settings.guard.interval / scan.request.frame_duration)
+        segment_settings = replace(segment_settings, look_back_frames=max(
+            segment_settings.look_back_frames, frames_between + segment_settings.confirm_frames))
+    segmenters = [Segmenter(i, segment_settings) for i in range(len(scan.bands))]
     cache = _ReadingCache(settings.segment)
     segments: list[tuple[Segment, int]] = []
 
@@ -398,6 +423,11 @@ def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCal
     stopped = False
     for frame in decode_frames(scan.request, report):
         last_pts = frame.pts
+        if guard is not None and guard.due(frame.pts) and not all(segmenter.sure for segmenter in segmenters):
+            lines = guard.check(frame.pts, frame.bands)
+            for index, segmenter in enumerate(segmenters):
+                if not segmenter.sure:
+                    segmenter.vouch([line.box for line in lines if line.band == index])
         for index, (segmenter, band_image) in enumerate(zip(segmenters, frame.bands)):
             mask_image = frame.mask_bands[index] if frame.mask_bands else None
             for segment in segmenter.push(frame.pts, band_image, mask_image):
@@ -416,7 +446,7 @@ def segment_video(scan: VideoScan, settings: Settings, *, on_segment: SegmentCal
         for segmenter in segmenters:
             for segment in segmenter.finish(end_pts):
                 accept(segment)
-    return SegmentedVideo(scan, segments, report, last_pts)
+    return SegmentedVideo(scan, segments, report, last_pts, guard.calls if guard is not None else 0)
 
 
 def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], settings: Settings,
@@ -442,7 +472,8 @@ def cues_from_segments(segmented: SegmentedVideo, readings: dict[int, Reading], 
                     for segment, key in segments]
     warnings, complete = ([], False) if engine_error is not None else _decode_warnings(report, info, start, end,
                                                                                         last_pts)
-    stats.frames, stats.segments = report.frames, len(segments)
+    warnings = [*scan.warnings, *warnings]
+    stats.frames, stats.segments, stats.guard_calls = report.frames, len(segments), segmented.guard_calls
     cues = _cues(segments, readings, settings, lang, len(scan.bands), stats)
     if lang not in EVERY_LANGUAGE and stats.lines_read and not stats.lines_kept:
         warnings.append(language_warning(stats, lang))
@@ -493,7 +524,12 @@ def extract(video: str | os.PathLike[str], settings: Settings | str | Sequence[s
 
     # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
     # Only an engine whose models hold a detector is waited for: the region search waits for no other's start.
-    detector = (lambda: ready.result().text_detector()) if engine_traits(settings.ocr.engine).text_detector else None
+    shared = engine_traits(settings.ocr.engine).text_detector
+    detector = (lambda: ready.result().text_detector()) if shared else _standalone_detector(settings)
+    # The recall guard looks while the OCR worker reads on its own thread: it must not call the
+    # engine's models (RapidOCR keeps each call's use_det/use_rec in the instance: a read between
+    # them came back a detection only), so it gets models of its own, loaded beside the pre-scan.
+    guard_detector = _standalone_detector(settings) if shared and settings.guard.enabled else detector
     scan = scan_video(video, settings, start, end, detector=detector, on_stage=stage)
     stage("reading")
     stats = Stats()
@@ -524,7 +560,8 @@ def extract(video: str | os.PathLike[str], settings: Settings | str | Sequence[s
         return True
 
     try:
-        segmented = segment_video(scan, settings, on_segment=on_segment, after_frame=after_frame)
+        segmented = segment_video(scan, settings, on_segment=on_segment, after_frame=after_frame,
+                                  detector=guard_detector)
     finally:
         worker.close()
     if ready.exception() is not None:

@@ -215,12 +215,12 @@ class SegmentVideos(_ManifestActor):
             self._runner.begin(task, stage=SEGMENTING)
             settings, options = self._options.settings, self._options
             try:
-                scan = scan_video(task.job.video, settings, options.start, options.end,
-                                  detector=lambda: _detector(settings.region.prescan_det_side, settings.ocr.threads))
+                detector = lambda: _detector(settings.region.prescan_det_side, settings.ocr.threads)  # noqa: E731
+                scan = scan_video(task.job.video, settings, options.start, options.end, detector=detector)
                 segmented = segment_video(
                     scan, settings,
                     on_segment=lambda segment, key, first: crops.append(_Crop(key, segment.image, segment.lines))
-                    if first else None)
+                    if first else None, detector=detector)
             except Exception as exc:  # noqa: BLE001 - this video's failure, recorded by stage C
                 failure = _failure(exc)
         if segmented is not None:

@@ -19,6 +19,7 @@ class _Group:
     start: float
     end: float
     band: int
+    text_changed: bool = False  # its first segment's text changed from the one before (Segment.text_changed)
     votes: dict[tuple[str, ...], float] = field(default_factory=lambda: defaultdict(float))
     readings: dict[tuple[str, ...], Reading] = field(default_factory=dict)
 
@@ -48,14 +49,16 @@ def _similar(a: _Group, b: _Group, settings: AlignSettings) -> bool:
 
 
 def _merge(groups: list[_Group], settings: AlignSettings, bridges: list[tuple[float, float]]) -> list[_Group]:
-    """Merge neighbours with similar texts whose gap is small or only held flicker (``bridges``)."""
+    """Merge neighbours with similar texts whose gap is small or only held flicker (``bridges``),
+    unless the segmenter saw the text change between them and they read differently."""
     merged: list[_Group] = []
     for group in groups:
         last = merged[-1] if merged else None
         gap = group.start - last.end if last is not None else None
         bridged = last is not None and any(s <= last.end + settings.merge_gap and e >= group.start - settings.merge_gap
                                            for s, e in bridges)
-        if last is not None and (gap <= settings.merge_gap or bridged) and _similar(last, group, settings):
+        if last is not None and (gap <= settings.merge_gap or bridged) and _similar(last, group, settings) \
+                and not (group.text_changed and last.winner.text != group.winner.text):
             last.absorb(group)
         else:
             merged.append(group)
@@ -71,7 +74,7 @@ def align(pairs: Sequence[tuple[Segment, Reading]], settings: AlignSettings) -> 
     singles = []
     for segment, reading in pairs:
         if reading.lines:
-            group = _Group(start=segment.start, end=segment.end, band=segment.band)
+            group = _Group(start=segment.start, end=segment.end, band=segment.band, text_changed=segment.text_changed)
             group.add(segment, reading)
             singles.append(group)
     groups = _merge(singles, settings, bridges=[])

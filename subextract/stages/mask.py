@@ -26,6 +26,8 @@ BESIDE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
 
 
 TOLERANCE = cv2.getStructuringElement(cv2.MORPH_RECT, (3, 3))
+# A glyph replaced in place is all that changed: its windows hold at least this share of the strokes lost and gained.
+_GLYPH_CHANGE_SHARE = 0.5
 
 
 def analysis_view(band: np.ndarray, width: int) -> np.ndarray:
@@ -95,16 +97,48 @@ def glyph_changed(a: np.ndarray, b: np.ndarray, share: float) -> bool:
     text differ in a few edge pixels here and there, or (part of it lost to a bright picture) on
     one side only, while one changed character ('ten' → 'tea') puts strokes of its own on both
     sides of its window, though with one pixel of tolerance one glyph may cover the other."""
-    a_only, b_only = a & ~b, b & ~a
-    if not a_only.any() or not b_only.any():
+    return _changed_window(a & ~b, b & ~a, a | b, share)
+
+
+def glyph_replaced(core: np.ndarray, before: np.ndarray, masks: Sequence[np.ndarray], share: float) -> bool:
+    """Whether consecutive frames (``masks``) all show a glyph of ``core`` changed at one place
+    since the frame ``before`` them (``glyph_changed``): in one window, core strokes that frame
+    had and none of them has, and strokes of their own that every one of them has and it had
+    not. A single frame's mask gains and loses edge pixels at random, and specks of a picture
+    drifting behind the text come and go a few at a time; a glyph is replaced at once. Strokes
+    gained alone are no change (a fade-in growing, strokes a bright picture hid coming back),
+    nor are strokes lost alone (a bright picture taking them)."""
+    shown, steady = np.logical_or.reduce(masks), np.logical_and.reduce(masks)
+    lost, new = core & before & ~shown, steady & ~core & ~before
+    changed = _changed_windows(lost, new, core | steady, share)
+    if changed is None:
         return False
-    heights = [y1 - y0 for _, y0, _, y1 in line_boxes(a | b, a.shape, pad=False)]
+    # The glyph is all that changed: a cut, or the picture moving behind the text, changes strokes
+    # all over the band, some of which may pass in one window.
+    return np.count_nonzero(lost & changed) >= _GLYPH_CHANGE_SHARE * np.count_nonzero(lost) \
+        and np.count_nonzero(new & changed) >= _GLYPH_CHANGE_SHARE * np.count_nonzero(new)
+
+
+def _changed_window(a_only: np.ndarray, b_only: np.ndarray, strokes: np.ndarray, share: float) -> bool:
+    """Whether a window of the line height holds, of both ``a_only`` and ``b_only``, ``share`` of
+    its ``strokes`` and 5 % of its area."""
+    return _changed_windows(a_only, b_only, strokes, share) is not None
+
+
+def _changed_windows(a_only: np.ndarray, b_only: np.ndarray, strokes: np.ndarray, share: float) -> np.ndarray | None:
+    """The pixels of the windows ``_changed_window`` finds (None: none)."""
+    if not a_only.any() or not b_only.any():
+        return None
+    heights = [y1 - y0 for _, y0, _, y1 in line_boxes(strokes, strokes.shape, pad=False)]
     window = (max(3, int(np.median(heights))),) * 2 if heights else (9, 9)
-    strokes = cv2.boxFilter((a | b).astype(np.float32), -1, window, normalize=False)
-    needed = np.maximum(share * strokes, 0.05 * window[0] * window[1])
+    counts = cv2.boxFilter(strokes.astype(np.float32), -1, window, normalize=False)
+    needed = np.maximum(share * counts, 0.05 * window[0] * window[1])
     own_a = cv2.boxFilter(a_only.astype(np.float32), -1, window, normalize=False) >= needed
     own_b = cv2.boxFilter(b_only.astype(np.float32), -1, window, normalize=False) >= needed
-    return bool((own_a & own_b).any())
+    centres = own_a & own_b
+    if not centres.any():
+        return None
+    return cv2.dilate(centres.view(np.uint8), np.ones(window, np.uint8)).view(bool)
 
 
 def mask_hash(mask: np.ndarray) -> imagehash.ImageHash:

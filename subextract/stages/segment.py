@@ -24,11 +24,12 @@ import cv2
 import numpy as np
 
 from subextract.config import SegmentSettings
-from subextract.schema import Segment
+from subextract.schema import LineBox, Segment
+from subextract.stages.lines import line_boxes
 from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, centred,
-                                    exact_lost_share, fading_out, has_dense_line, has_text_line, holds_text_line,
-                                    is_line_like, line_like, lost_share, mask_hash, min_text_pixels, still_shown,
-                                    stroke_lift, text_lines, text_mask)
+                                    exact_lost_share, fading_out, glyph_replaced, has_dense_line, has_text_line,
+                                    holds_text_line, is_line_like, line_like, lost_share, mask_hash, min_text_pixels,
+                                    still_shown, stroke_lift, text_lines, text_mask)
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,10 @@ logger = logging.getLogger(__name__)
 # a line the median reads without confidence (Tesseract: 14 % of the lines of the multi-script
 # videos; the most agreed of three readings cut their CER where one frame's noise misled it).
 _SECOND_LOOK_FRAMES = 2
+
+# A line's strokes, however thin or strewn, fill more than 1 % of its box: the box's lift at this
+# percentile is theirs.
+_LINE_STROKES_PERCENTILE = 99
 
 
 def stroke_contrast(view: np.ndarray, core: np.ndarray, ring: np.ndarray) -> float:
@@ -122,6 +127,15 @@ class _OpenSegment:
     replaced_before: float | None = None
     replaced_frames: int = 0
     after_gap: bool = False  # opened after a frame without text (not split off another segment)
+    # The recall guard's detector saw a text line over it (Segmenter.vouch): it is text whatever its
+    # strokes look like to the tests of _core_problem.
+    vouched: bool = False
+    area: np.ndarray | None = None  # where the guard saw the line it opened this segment for
+    # ... where the mask saw no line: there strokes need only half the lift the line's own have (at
+    # least what keeps text shown, hold_contrast), in every frame of the segment.
+    boost: np.ndarray | None = None
+    boost_lift: int = 0
+    text_changed: bool = False  # split off the segment before it where a glyph of that one's text changed
     # The latest frame's added line (_added_line), asked for twice a frame: (its mask, frames, line).
     added_memo: tuple[np.ndarray, int, np.ndarray | None] | None = None
 
@@ -144,6 +158,22 @@ class _Fading:
     ring: np.ndarray  # the pixels around its core strokes (segment.mask)
     contrast: float  # the strokes' contrast in the segment's picture
     frames: list[tuple[float, float]] = field(default_factory=list)  # (pts, contrast ratio) after its end
+
+
+def _box_area(box: LineBox, scale: float, shape: tuple[int, ...], centred_within: float) -> np.ndarray:
+    """A line box of the band picture as an area of its analysis view, a quarter of its height
+    wider on each side (a detector's box hugs the glyphs), and made symmetric about the band's
+    middle when centred within ``centred_within`` of its width (subtitles are centred: where the
+    detector saw part of a faint line, the area still holds the rest)."""
+    x0, y0, x1, y1 = (v * scale for v in box)
+    pad = 0.25 * (y1 - y0)
+    width = shape[1]
+    if abs((x0 + x1) / 2 - width / 2) <= centred_within * width:
+        x0, x1 = min(x0, width - x1), max(x1, width - x0)
+    area = np.zeros(shape[:2], bool)
+    area[max(0, int(y0 - pad)):min(shape[0], int(np.ceil(y1 + pad))),
+         max(0, int(x0 - pad)):min(width, int(np.ceil(x1 + pad)))] = True
+    return area
 
 
 class Segmenter:
@@ -170,6 +200,9 @@ class Segmenter:
         self._previous_pts: float | None = None
         self._fading: _Fading | None = None
         self._last_end: float | None = None  # end of the latest segment yielded
+        self._last: Segment | None = None  # the latest segment closed
+        self._vouch: list[LineBox] = []  # lines the recall guard saw in the next frame, in band pixels
+        self._held = False  # the latest frame held the open segment on its strokes' lift alone
         # Analysis views of the latest frames, for a new segment's look back at a fade-in.
         self._views: deque[tuple[float, np.ndarray]] = deque(
             maxlen=2 * settings.confirm_frames + settings.fade_frames + settings.look_back_frames + 2)
@@ -187,29 +220,60 @@ class Segmenter:
     def _min_pixels(self, mask: np.ndarray) -> float:
         return min_text_pixels(mask.size, self.settings)
 
-    def push(self, pts: float, band: np.ndarray, mask_band: np.ndarray | None = None) -> Iterator[Segment]:
-        """Take the next frame's band; ``mask_band``, the same band in the plane the text stands
-        out in, when that is not the band's own (the band still makes the OCR picture)."""
-        view = analysis_view(band if mask_band is None else mask_band, self.settings.analysis_width)
-        lift = stroke_lift(view, self.settings)
-        mask = text_mask(view, self.settings, lift)
+    @property
+    def sure(self) -> bool:
+        """Whether the open segment is text the mask sees well: settled, shown by the latest
+        frame's mask, and with a text line of its own (or vouched for by the recall guard).
+        Anything else (no segment, one still settling, held on its strokes' lift, or strokes
+        with no text line) is where the recall guard looks."""
+        current = self._open
+        if current is None or current.core is None or current.frames < self.settings.confirm_frames or self._held:
+            return False
+        return current.vouched or self._core_problem(current.core) is None
+
+    def vouch(self, boxes: Sequence[LineBox]) -> None:
+        """Text lines the recall guard's detector saw in the next frame to be pushed, in the pixels
+        of its band picture: where no segment covers one, a segment opens there."""
+        self._vouch = list(boxes)
+
+    def _text_in(self, mask: np.ndarray) -> tuple[bool, bool]:
+        """(has_text, holds_text): whether ``mask`` holds strokes enough to open a segment, and
+        to go on with one (hysteresis: a short line whose mask hovers at the threshold must not
+        end and restart)."""
         strokes = np.count_nonzero(mask)
-        # Hysteresis: a short line whose mask hovers at the threshold must not end and restart.
         holds_text = strokes >= self.settings.text_hold * self._min_pixels(mask)
         # Fewer strokes than the minimum still make text when packed like a line's glyphs (a few
         # short words in a tall band).
         has_text = strokes >= self._min_pixels(mask) or (holds_text and is_line_like(
             mask, self.settings.text_hold * self._min_pixels(mask), self.settings.min_line_density))
+        return has_text, holds_text
+
+    def push(self, pts: float, band: np.ndarray, mask_band: np.ndarray | None = None) -> Iterator[Segment]:
+        """Take the next frame's band; ``mask_band``, the same band in the plane the text stands
+        out in, when that is not the band's own (the band still makes the OCR picture)."""
+        view = analysis_view(band if mask_band is None else mask_band, self.settings.analysis_width)
+        lift = stroke_lift(view, self.settings)
+        plain = text_mask(view, self.settings, lift)
+        has_text, holds_text = self._text_in(plain)
         if self._fading is not None:
             yield from self._follow_fade(pts, view, text_follows=has_text)
+        if self._vouch:
+            yield from self._take_vouch(pts, band.shape[1], view, lift, plain)
         current = self._open
-        if current is not None and current.frames >= self.settings.confirm_frames \
+        mask = plain
+        if current is not None and current.boost is not None:
+            mask = plain | (current.boost & (lift >= current.boost_lift))
+        if current is not None and current.area is not None:
+            # The guard's line goes on while its area holds a line's worth of strokes.
+            holds_text = holds_text or np.count_nonzero(mask & current.area) >= self.settings.min_line_strokes
+        if current is not None and current.frames >= self.settings.confirm_frames and not current.vouched \
                 and np.count_nonzero(current.core) < self.settings.text_hold * self._min_pixels(mask):
             # Many strokes, too few of them stable to be text: passing background (plain-text
             # videos have no outline test to keep it out). It is no segment; text may start now.
             self._open = current = None
+            mask = plain
         held = False
-        if current is not None:
+        if current is not None and current.core is not None:  # (a segment the guard opened in this frame has none)
             # The first frames' masks still hold background strokes that are about to move away:
             # losing them says nothing until the core has settled.
             settled = current.frames >= self.settings.confirm_frames
@@ -244,17 +308,68 @@ class Segmenter:
                     self._absorb_gain(current)
             elif settled and self._track_replacement(current, mask, pts):
                 yield from self._split_at(current, current.replaced_start, current.replaced_before)
-        if not held and (has_text or (holds_text and self._open is not None)):
-            if self._open is None:
-                self._open = self._new_segment(pts, self._previous_pts)
-                self._open.after_gap = True
-            self._add(self._open, _Analysed(pts, band, mask))
-            if self._open.frames == self.settings.confirm_frames:
-                self._trim_start(self._open)
-                if self._open.after_gap:
-                    self._look_back(self._open, view)
+            elif settled and (replaced := self._glyph_replaced(current, mask, pts)) is not None:
+                yield from self._split_at(current, *replaced, text_changed=True)
+        self._held = held
+        opened = self._open
+        if opened is not None and opened.core is None and not holds_text:
+            self._open = opened = None  # the guard's line, gone before its segment took a frame
+        if not held and (has_text or (holds_text and opened is not None)):
+            if opened is None:
+                opened = self._open = self._new_segment(pts, self._previous_pts)
+                opened.after_gap = True
+            # The text that went on (or its successor in the guard's area) keeps its own test;
+            # text that starts here is seen by the mask's.
+            self._add(opened, _Analysed(pts, band, mask if opened.boost is not None else plain))
+            if opened.frames == self.settings.confirm_frames:
+                self._trim_start(opened)
+                if opened.after_gap:
+                    self._look_back(opened, view)
         self._views.append((pts, view))
         self._previous_pts = pts
+
+    def _take_vouch(self, pts: float, band_width: int, view: np.ndarray, lift: np.ndarray,
+                    plain: np.ndarray) -> Iterator[Segment]:
+        """Act on the lines the recall guard saw in this frame. A line the open segment's core
+        holds as a line of its own (not specks strewn over its place) vouches for that segment;
+        so does one over which its core holds a line's worth of strokes, strewn: the same text,
+        seen weakly by the mask (ending the segment there cut a cue's first frames off). A line
+        where its core holds no such strokes ends it, and a segment of the guard's opens here (a
+        segment still settling becomes one instead). Where the mask sees no line there, the
+        segment's strokes need only half the lift of the line's own (``_OpenSegment.boost``)."""
+        boxes, self._vouch = self._vouch, []
+        current = self._open
+        scale = view.shape[1] / band_width
+        area, boost = np.zeros(view.shape, bool), np.zeros(view.shape, bool)
+        new_text = False
+        for box in boxes:
+            line = _box_area(box, scale, view.shape, self.settings.centred_lines)
+            if current is not None and current.core is not None and has_dense_line(
+                    current.core & line, self.settings.min_line_strokes, self.settings.min_line_density):
+                current.vouched = True
+                continue
+            area |= line
+            if not has_dense_line(plain & line, self.settings.min_line_strokes, self.settings.min_line_density):
+                boost |= line
+            new_text = new_text or current is None or current.core is None \
+                or np.count_nonzero(current.core & line) < self.settings.min_line_strokes
+        if not area.any():
+            return
+        if new_text and (current is None or current.frames >= self.settings.confirm_frames):
+            if current is not None:
+                yield from self._end(pts, view, text_follows=True)
+            logger.debug("band %d, %.2f s: the recall guard saw a text line no segment holds: a segment opens",
+                         self.band_index, pts)
+            current = self._open = self._new_segment(pts, self._previous_pts)
+            current.after_gap = True
+        current.vouched = True
+        current.area = area if current.area is None else current.area | area
+        if boost.any():
+            current.boost = boost if current.boost is None else current.boost | boost
+            # The line's strokes are the most lifted pixels of its area; a static picture behind it
+            # (a textured wall, grain) lifts less and must not become part of its text.
+            current.boost_lift = max(self.settings.hold_contrast,
+                                     int(np.percentile(lift[current.boost], _LINE_STROKES_PERCENTILE)) // 2)
 
     def _new_segment(self, start: float, before_start: float | None) -> _OpenSegment:
         return _OpenSegment(start=start, before_start=before_start, keeper=_FrameKeeper(self.settings.keep_frames))
@@ -270,13 +385,18 @@ class Segmenter:
         while len(segment.recent) > self.settings.confirm_frames:
             segment.keeper.offer(segment.recent.popleft().band)
 
-    def _split_at(self, segment: _OpenSegment, start: float, before: float | None) -> Iterator[Segment]:
+    def _split_at(self, segment: _OpenSegment, start: float, before: float | None,
+                  text_changed: bool = False) -> Iterator[Segment]:
         """The new text appeared at ``start`` (``before`` is the frame before it): close the old
         segment there, start the new one there."""
         carried = [frame for frame in segment.recent if frame.pts >= start]
         segment.recent = deque(frame for frame in segment.recent if frame.pts < start)
         segment.last_shown = before if before is not None else segment.start
         successor = self._new_segment(start, before)
+        successor.text_changed = text_changed
+        # The guard's line keeps its test.
+        successor.vouched, successor.area = segment.vouched, segment.area
+        successor.boost, successor.boost_lift = segment.boost, segment.boost_lift
         yield from self.finish(start)
         for frame in carried:
             self._add(successor, frame)
@@ -350,6 +470,19 @@ class Segmenter:
             segment.replaced_start, segment.replaced_before = pts, self._previous_pts
         segment.replaced_frames += 1
         return segment.replaced_frames >= self.settings.confirm_frames
+
+    def _glyph_replaced(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> tuple[float, float] | None:
+        """(the first frame's PTS, the PTS of the frame before it) when this frame and the ones
+        before it (``confirm_frames`` in all) changed a glyph of the core at one place since the
+        frame before them (``glyph_replaced``): a line replaced by one that differs in a character
+        or two (a counter, a name before each line) loses too few strokes for the other tests."""
+        count = self.settings.confirm_frames - 1
+        frames = list(segment.recent)[-count - 1:]
+        if len(frames) < count + 1 or not glyph_replaced(segment.core, frames[0].mask,
+                                                         [*(frame.mask for frame in frames[1:]), mask],
+                                                         self.settings.repeat_glyph_change):
+            return None
+        return (frames[1].pts, frames[0].pts) if count else (pts, frames[0].pts)
 
     def _ring(self, core: np.ndarray) -> np.ndarray:
         return cv2.dilate(core.view(np.uint8), BESIDE).view(bool) & ~core
@@ -438,35 +571,61 @@ class Segmenter:
         yield from self._release_fade()
         yield from self._close(end_pts)
 
+    def _replaces(self, last: Segment | None, start: float, core: np.ndarray) -> bool:
+        """Whether a segment starting at ``start`` with ``core`` shows another text than ``last``
+        right before it: each keeps few of the other's strokes at their very pixels (a line
+        moved by a character, as centred lines do when one grows). The same text split by a
+        change of the picture behind keeps them, and so does its fade-in or a passing object."""
+        return last is not None and last.end == start and last.mask.shape == core.shape \
+            and exact_lost_share(last.mask, core) > self.settings.exact_change_threshold \
+            and exact_lost_share(core, last.mask) > self.settings.exact_change_threshold
+
+    def _lines(self, segment: _OpenSegment, picture_shape: tuple[int, ...]) -> tuple[LineBox, ...]:
+        """The segment's text lines in its picture: its core's, and the areas of the lines the
+        recall guard saw where the core has none (there it holds only what stood out of them).
+        A guard's line over a core line adds nothing: the core's box is the whole line (a small
+        box the detector found inside a two-line cue had replaced both lines: one word read)."""
+        lines = centred(text_lines(segment.core, picture_shape, self.settings.min_line_density), picture_shape[1],
+                        self.settings.centred_lines)
+        if segment.boost is None:
+            return lines
+        guarded = [box for box in line_boxes(segment.boost, picture_shape[:2], pad=False)
+                   if not any(box[1] < y1 and y0 < box[3] for _, y0, _, y1 in lines)]
+        return tuple(sorted((*lines, *guarded), key=lambda box: box[1]))
+
+    def _core_problem(self, core: np.ndarray) -> str | None:
+        """Why stable strokes are no text (a segment with them is not read), or None."""
+        if np.count_nonzero(core) < self.settings.text_hold * self._min_pixels(core):
+            return "strokes seen, too few stable ones for text (raise or lower segment.min_text_share)"
+        if not has_text_line(core, self.settings.min_line_density):
+            return "strokes seen, none packed like a text line (segment.min_line_density)"
+        if below_band_minimum(np.count_nonzero(core), core.size, self.settings) \
+                and not holds_text_line(core, self.settings):
+            return "few stable strokes, strewn: no line holds as many as the subtitles' (segment.line_text_share)"
+        return None
+
     def _close(self, end_pts: float) -> Iterator[Segment]:
         segment, self._open = self._open, None
         if segment is None or segment.core is None:
             return
         for frame in segment.recent:
             segment.keeper.offer(frame.band)
-        if not segment.keeper.frames or \
-                np.count_nonzero(segment.core) < self.settings.text_hold * self._min_pixels(segment.core):
-            logger.info("band %d, %.2f-%.2f s: strokes seen, too few stable ones for text (raise or lower "
-                        "segment.min_text_share)", self.band_index, segment.start, end_pts)
-            return
-        if not has_text_line(segment.core, self.settings.min_line_density):
-            logger.info("band %d, %.2f-%.2f s: strokes seen, none packed like a text line (segment.min_line_density)",
-                        self.band_index, segment.start, end_pts)
-            return
-        if below_band_minimum(np.count_nonzero(segment.core), segment.core.size, self.settings) \
-                and not holds_text_line(segment.core, self.settings):
-            logger.info("band %d, %.2f-%.2f s: few stable strokes, strewn: no line holds as many as the "
-                        "subtitles' (segment.line_text_share)", self.band_index, segment.start, end_pts)
+        problem = "no frame kept" if not segment.keeper.frames else self._core_problem(segment.core)
+        if problem is not None and not (segment.vouched and segment.keeper.frames
+                                        and np.count_nonzero(segment.core) >= self.settings.min_line_strokes):
+            logger.info("band %d, %.2f-%.2f s: %s", self.band_index, segment.start, end_pts, problem)
             return
         logger.debug("band %d, %.2f-%.2f s: segment of %d frames", self.band_index, segment.start, end_pts,
                      segment.keeper.seen)
         image, core = segment.keeper.median(), segment.core
         self._last_end = end_pts
-        yield Segment(band=self.band_index, start=segment.start, end=end_pts,
-                      frame_count=segment.keeper.seen, settled=segment.frames >= self.settings.confirm_frames,
-                      before_start=segment.before_start,
-                      last_shown=segment.last_shown, image=image,
-                      mask_hash=mask_hash(core), mask=core,
-                      lines=centred(text_lines(core, image.shape, self.settings.min_line_density), image.shape[1],
-                                    self.settings.centred_lines),
-                      frames=segment.keeper.spread(_SECOND_LOOK_FRAMES))
+        last = self._last
+        self._last = Segment(band=self.band_index, start=segment.start, end=end_pts,
+                             frame_count=segment.keeper.seen, settled=segment.frames >= self.settings.confirm_frames,
+                             before_start=segment.before_start,
+                             last_shown=segment.last_shown, image=image,
+                             mask_hash=mask_hash(core), mask=core,
+                             lines=self._lines(segment, image.shape),
+                             text_changed=segment.text_changed or self._replaces(last, segment.start, core),
+                             frames=segment.keeper.spread(_SECOND_LOOK_FRAMES))
+        yield self._last
