@@ -10,6 +10,8 @@ others pending.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -19,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from subextract.serve.cue_edits import CueRefused, inserted, parse_edit, parse_texts, parse_version, seconds
 from subextract.serve.limits import JsonError, parse_json
-from subextract.serve.store import ORIGINAL, Change, EditsRefused, Job
+from subextract.serve.store import ORIGINAL, EditsRefused, Job
 
 
 def _service(request: Request):
@@ -69,12 +71,20 @@ async def _json(request: Request, empty: Any = None) -> Any:
         raise _error(400, str(exc)) from None
 
 
-async def _apply(operation, *args) -> Change:
-    """Run a store change off the event loop; a refusal becomes its status and reason."""
-    try:
-        return await run_in_threadpool(operation, *args)
-    except CueRefused as refusal:
-        raise _error(refusal.status, refusal.message) from None
+def _refusals_answered(route: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """The cue routes' one way of saying no: a cue refused (bad field, stale version, unknown
+    cue) is its status and reason, edits refused all or nothing are each refusal listed."""
+
+    @functools.wraps(route)
+    async def answer(request: Request) -> Response:
+        try:
+            return await route(request)
+        except CueRefused as refusal:
+            raise _error(refusal.status, refusal.message) from None
+        except EditsRefused as exc:
+            return _refused(exc)
+
+    return answer
 
 
 def _refused(exc: EditsRefused) -> Response:
@@ -85,22 +95,18 @@ def _refused(exc: EditsRefused) -> Response:
                         status_code=exc.status)
 
 
+@_refusals_answered
 async def edit_cue(request: Request) -> Response:
     """PATCH one cue: only the fields named change; with ``version``, a stale edit is a 409."""
     job, track = _editable_job(request)
     values = await _json(request)
     seq = request.path_params["seq"]
-    try:
-        edit = parse_edit(values, seq)
-        change = await run_in_threadpool(_service(request).store.edit_cues, job.id, track, [edit],
-                                         _flagger(job, track))
-    except CueRefused as refusal:
-        raise _error(refusal.status, refusal.message) from None
-    except EditsRefused as exc:
-        return _refused(exc)
+    edit = parse_edit(values, seq)
+    change = await run_in_threadpool(_service(request).store.edit_cues, job.id, track, [edit], _flagger(job, track))
     return JSONResponse(change.cues[0].record())
 
 
+@_refusals_answered
 async def edit_cues(request: Request) -> Response:
     """PATCH several cues at once, all or nothing: ``{"edits": [{"seq", "version", ...}, ...]}``."""
     job, track = _editable_job(request)
@@ -114,40 +120,31 @@ async def edit_cues(request: Request) -> Response:
             parsed.append(parse_edit(values))
         except CueRefused as refusal:
             refusals.append(refusal)
-    try:
-        if refusals:
-            raise EditsRefused(refusals)
-        change = await run_in_threadpool(_service(request).store.edit_cues, job.id, track, parsed,
-                                         _flagger(job, track))
-    except EditsRefused as exc:
-        return _refused(exc)
+    if refusals:
+        raise EditsRefused(refusals)
+    change = await run_in_threadpool(_service(request).store.edit_cues, job.id, track, parsed, _flagger(job, track))
     return JSONResponse(change.record())
 
 
+@_refusals_answered
 async def insert_cue(request: Request) -> Response:
     job, track = _editable_job(request)
     values = await _json(request)
-    try:
-        cue = inserted(values)
-    except CueRefused as refusal:
-        raise _error(refusal.status, refusal.message) from None
-    change = await _apply(_service(request).store.insert_cue, job.id, track, cue, _flagger(job, track))
+    cue = inserted(values)
+    change = await run_in_threadpool(_service(request).store.insert_cue, job.id, track, cue, _flagger(job, track))
     return JSONResponse(change.record(), status_code=201)
 
 
+@_refusals_answered
 async def delete_cue(request: Request) -> Response:
     job, track = _editable_job(request)
     seq = request.path_params["seq"]
-    try:
-        version = parse_version(_whole(request.query_params.get("version")), seq)
-        change = await run_in_threadpool(_service(request).store.delete_cue, job.id, track, seq, version)
-    except CueRefused as refusal:
-        raise _error(refusal.status, refusal.message) from None
-    except EditsRefused as exc:
-        return _refused(exc)
+    version = parse_version(_whole(request.query_params.get("version")), seq)
+    change = await run_in_threadpool(_service(request).store.delete_cue, job.id, track, seq, version)
     return JSONResponse(change.record())
 
 
+@_refusals_answered
 async def merge_cues(request: Request) -> Response:
     """``{"cues": [{"seq": N, "version": V}, ...]}``: two or more cues made one."""
     job, track = _editable_job(request)
@@ -156,21 +153,16 @@ async def merge_cues(request: Request) -> Response:
     if not isinstance(named, list) or len(named) < 2 or not all(isinstance(item, dict) for item in named):
         raise _error(400, "expected {\"cues\": [{\"seq\": N, \"version\": V}, ...]} naming two cues or more")
     seen = []
-    try:
-        for item in named:
-            seq = item.get("seq")
-            if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2 ** 53 or set(item) - {"seq", "version"}:
-                raise CueRefused(None, 400, "each cue: {\"seq\": N, \"version\": V}")
-            seen.append((seq, parse_version(item.get("version"), seq)))
-        change = await run_in_threadpool(_service(request).store.merge_cues, job.id, track, seen,
-                                         _flagger(job, track))
-    except CueRefused as refusal:
-        raise _error(refusal.status, refusal.message) from None
-    except EditsRefused as exc:
-        return _refused(exc)
+    for item in named:
+        seq = item.get("seq")
+        if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2 ** 53 or set(item) - {"seq", "version"}:
+            raise CueRefused(None, 400, "each cue: {\"seq\": N, \"version\": V}")
+        seen.append((seq, parse_version(item.get("version"), seq)))
+    change = await run_in_threadpool(_service(request).store.merge_cues, job.id, track, seen, _flagger(job, track))
     return JSONResponse(change.record())
 
 
+@_refusals_answered
 async def split_cue(request: Request) -> Response:
     """``{"at": SECONDS, "version": V, "texts": [before, after]}``: one cue cut in two."""
     job, track = _editable_job(request)
@@ -178,19 +170,15 @@ async def split_cue(request: Request) -> Response:
     seq = request.path_params["seq"]
     if not isinstance(values, dict) or "at" not in values or set(values) - {"at", "version", "texts"}:
         raise _error(400, "expected {\"at\": SECONDS, \"version\": V, \"texts\": [before, after]} (texts optional)")
-    try:
-        at = seconds(values["at"], "at", seq)
-        texts = parse_texts(values.get("texts"), seq)
-        version = parse_version(values.get("version"), seq)
-        change = await run_in_threadpool(_service(request).store.split_cue, job.id, track, seq, version, at, texts,
-                                         _flagger(job, track))
-    except CueRefused as refusal:
-        raise _error(refusal.status, refusal.message) from None
-    except EditsRefused as exc:
-        return _refused(exc)
+    at = seconds(values["at"], "at", seq)
+    texts = parse_texts(values.get("texts"), seq)
+    version = parse_version(values.get("version"), seq)
+    change = await run_in_threadpool(_service(request).store.split_cue, job.id, track, seq, version, at, texts,
+                                     _flagger(job, track))
     return JSONResponse(change.record())
 
 
+@_refusals_answered
 async def undo(request: Request) -> Response:
     """Take back the job's last change; ``{"change": ID}`` says which one the client means."""
     job, _track = _editable_job(request)
@@ -201,7 +189,7 @@ async def undo(request: Request) -> Response:
         expected = parse_version(values.get("change"), None)
     except CueRefused:
         raise _error(400, "change: the id of the change to undo (a whole number)") from None
-    change = await _apply(_service(request).store.undo, job.id, expected)
+    change = await run_in_threadpool(_service(request).store.undo, job.id, expected)
     return JSONResponse(change.record())
 
 
