@@ -100,23 +100,38 @@ def glyph_changed(a: np.ndarray, b: np.ndarray, share: float) -> bool:
     return _changed_window(a & ~b, b & ~a, a | b, share)
 
 
-def glyph_replaced(core: np.ndarray, before: np.ndarray, masks: Sequence[np.ndarray], share: float) -> bool:
+def glyph_replaced(core: np.ndarray, before: np.ndarray, masks: Sequence[np.ndarray], share: float,
+                   lines: Sequence[LineBox]) -> bool:
     """Whether consecutive frames (``masks``) all show a glyph of ``core`` changed at one place
-    since the frame ``before`` them (``glyph_changed``): in one window, core strokes that frame
-    had and none of them has, and strokes of their own that every one of them has and it had
-    not. A single frame's mask gains and loses edge pixels at random, and specks of a picture
-    drifting behind the text come and go a few at a time; a glyph is replaced at once. Strokes
-    gained alone are no change (a fade-in growing, strokes a bright picture hid coming back),
-    nor are strokes lost alone (a bright picture taking them)."""
+    since the frame ``before`` them (``glyph_changed``): in one window on a text line of the core
+    (``lines``, tight boxes), core strokes that frame had and none of them has, and strokes of
+    their own that every one of them has and it had not. A single frame's mask gains and loses
+    edge pixels at random, and specks of a picture drifting behind the text come and go a few at
+    a time; a glyph is replaced at once. Strokes gained alone are no change (a fade-in growing,
+    strokes a bright picture hid coming back), nor are strokes lost alone (a bright picture taking
+    them). A stroke of the picture off the text's lines is no glyph, though it may be replaced at
+    once too: footage of a lower frame rate than the video's holds each picture for a few frames,
+    and a figure it moves by a step is lost at one place and found at the next."""
     shown, steady = np.logical_or.reduce(masks), np.logical_and.reduce(masks)
     lost, new = core & before & ~shown, steady & ~core & ~before
-    changed = _changed_windows(lost, new, core | steady, share)
+    on_lines = _line_area(lines, core.shape)
+    changed = _changed_windows(lost & on_lines, new & on_lines, core | steady, share)
     if changed is None:
         return False
     # The glyph is all that changed: a cut, or the picture moving behind the text, changes strokes
     # all over the band, some of which may pass in one window.
     return np.count_nonzero(lost & changed) >= _GLYPH_CHANGE_SHARE * np.count_nonzero(lost) \
         and np.count_nonzero(new & changed) >= _GLYPH_CHANGE_SHARE * np.count_nonzero(new)
+
+
+def _line_area(lines: Sequence[LineBox], shape: tuple[int, ...]) -> np.ndarray:
+    """The pixels of the tight line boxes ``lines``, widened by a line's height on each side and
+    half of it above and below: a replaced glyph may reach past the old one (9 -> 10, a -> g)."""
+    area = np.zeros(shape[:2], bool)
+    for x0, y0, x1, y1 in lines:
+        height = y1 - y0
+        area[max(0, y0 - height // 2):y1 + height // 2, max(0, x0 - height):x1 + height] = True
+    return area
 
 
 def _changed_window(a_only: np.ndarray, b_only: np.ndarray, strokes: np.ndarray, share: float) -> bool:

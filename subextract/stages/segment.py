@@ -27,6 +27,7 @@ from subextract.config import SegmentSettings
 from subextract.schema import LineBox, Segment
 from subextract.stages.lines import line_boxes
 from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, centred,
+                                    dense_lines_holding,
                                     exact_lost_share, fading_out, glyph_replaced, has_dense_line, has_text_line,
                                     holds_text_line, is_line_like, line_like, lost_share, mask_hash, min_text_pixels,
                                     still_shown, stroke_lift, text_lines, text_mask)
@@ -478,9 +479,11 @@ class Segmenter:
         or two (a counter, a name before each line) loses too few strokes for the other tests."""
         count = self.settings.confirm_frames - 1
         frames = list(segment.recent)[-count - 1:]
-        if len(frames) < count + 1 or not glyph_replaced(segment.core, frames[0].mask,
-                                                         [*(frame.mask for frame in frames[1:]), mask],
-                                                         self.settings.repeat_glyph_change):
+        if len(frames) < count + 1:
+            return None
+        lines = dense_lines_holding(segment.core, self._min_pixels(segment.core), self.settings.min_line_density)
+        if not glyph_replaced(segment.core, frames[0].mask, [*(frame.mask for frame in frames[1:]), mask],
+                              self.settings.repeat_glyph_change, lines):
             return None
         return (frames[1].pts, frames[0].pts) if count else (pts, frames[0].pts)
 
