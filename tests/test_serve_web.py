@@ -68,8 +68,10 @@ def done_job(server) -> str:
 def open_job(page, server, job_id: str) -> None:
     page.goto(f"{server.url}/#job={job_id}")
     page.wait_for_selector("#cues li .actions", timeout=120_000)
-    page.wait_for_function("(i => i && i.complete && i.naturalWidth)(document.querySelector('#cues img'))",
-                           timeout=120_000)
+    # Pictures load as they come near the view: on a phone, below a list of earlier jobs, the first
+    # one is scrolled to.
+    page.wait_for_function("(i => { if (i) i.scrollIntoView(); return i && i.complete && i.naturalWidth; })"
+                           "(document.querySelector('#cues img'))", timeout=120_000, polling=200)
 
 
 def row(page, seq: int):
