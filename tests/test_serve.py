@@ -341,6 +341,6 @@ def test_full_queue_is_429_and_delete_cancels_and_removes_files(client, server):
     assert client.get("/ready").json()["running"] == 0
     assert not any((server.data / "jobs" / job_id).exists() for job_id in accepted)
     # A finished job is deleted outright.
-    done = [job["id"] for job in client.get("/v1/jobs", params={"status": "done"}).json()["jobs"]]
-    assert done and client.delete(f"/v1/jobs/{done[0]}").json()["status"] == "deleted"
-    assert client.get(f"/v1/jobs/{done[0]}").status_code == 404
+    done = wait_for(client, upload(client, ZH_SAMPLE).json()["id"])
+    assert done["status"] == "done" and client.delete(f"/v1/jobs/{done['id']}").json()["status"] == "deleted"
+    assert client.get(f"/v1/jobs/{done['id']}").status_code == 404

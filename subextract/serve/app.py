@@ -55,6 +55,7 @@ MAX_JSON = 1024 * 1024  # bytes of a URL job's body
 RETRY_AFTER = 10  # seconds a client told "queue full" should wait
 _STREAM_POLL = 0.25  # seconds between looks at the store for new cues
 _KEEPALIVE = 15.0  # seconds of silence after which an SSE comment keeps proxies from closing the stream
+_CANCEL_WAIT_S = 5.0  # how long a DELETE waits for a running job to stop before removing its files
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 FORMATS = {"srt": "application/x-subrip", "vtt": "text/vtt", "ass": "text/x-ssa", "json": "application/json"}
 
@@ -491,8 +492,9 @@ def _delete_job(request: Request) -> Response:
     before = service.store.cancel(job_id)
     if before is None:
         raise _error(404, f"no job {job_id}")
-    if before in ACTIVE:
-        service.pool.cancel(job_id)
+    if before in ACTIVE and not service.pool.cancel(job_id, wait=_CANCEL_WAIT_S):
+        log.warning("job %s did not stop within %g s of its cancel; its worker removes its files when it does",
+                    job_id, _CANCEL_WAIT_S)
     shutil.rmtree(service.config.job_folder(job_id), ignore_errors=True)
     if before in ACTIVE:
         return JSONResponse({"id": job_id, "status": "cancelled"})

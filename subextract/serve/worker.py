@@ -137,10 +137,21 @@ class WorkerPool:
     def wake(self) -> None:
         self._wake.set()
 
-    def cancel(self, job_id: str) -> None:
+    def cancel(self, job_id: str, wait: float = 0.0) -> bool:
+        """Ask a running job to stop and wait up to ``wait`` seconds for its worker to let go of
+        it (it stops at its next frame or stage); whether it is no longer running. A job still
+        writing into its folder would bring back what the caller removes next."""
         with self._lock:
             if job_id in self._running:
                 self._interrupts[job_id] = "cancelled"
+        deadline = time.monotonic() + wait
+        while True:
+            with self._lock:
+                if job_id not in self._running:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
 
     def running(self) -> int:
         with self._lock:
