@@ -60,6 +60,10 @@ _DEAD_ELSE = "fade_frames counts a frame only with a frame beyond it, so count <
 _MEMO = "the memo only spares computing the same frame's added line twice; without it the same line is computed"
 _SAME_SHAPE = ("the OCR picture's analysis view has the mask's shape (both come from the same band): the test is "
                "always true")
+_DEAD_FOLDER = "Path(name).parent is never empty (\".\" for a bare name): the else is dead code"
+_NONE_FALSE = "None is as false as False where the flag is read"
+_SHORT_TEMPORARY = ("the temporary name's length: 49 characters (196 bytes at most) and a 9-digit digest keep it "
+                    "as far under 255 bytes as 48 and 8 do, and as distinct")
 _TIMEOUT_UNSET = "unset, the variable reads None instead of \"\": both are false and the default is used"
 EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
     "subextract/stages/segment.py": {
@@ -122,6 +126,49 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
            for dtype, depth in (("None", "-1"), ("np.float32", "-2"))},
         ("if boxes and holds_text_line(core, settings) else 0", "if boxes and holds_text_line(core, settings) else 1"):
             "line_boxes keeps lines of 4 rows or more: none is shorter than 1 row either",
+    },
+    "subextract/stages/write.py": {
+        **{(line, line.replace('"utf-8"', '"UTF-8"')): "codec names ignore case" for line in (
+            'head.decode("utf-8")', 'text = path.read_text(encoding="utf-8")',
+            'with open(target, "w", encoding="utf-8") as handle:',
+            'with os.fdopen(fd, "w", encoding="utf-8") as handle:')},
+        **{('with open("/proc/self/status", encoding="ascii") as status:', f'with open("/proc/self/status", {mutant}) as '
+            'status:'): "the Umask line is ASCII under any encoding; a name that is not fails over to the umask read "
+           "by setting it, the same number" for mutant in ("encoding=None", "", 'encoding="ASCII"')},
+        ("mask = os.umask(0o022)", "mask = os.umask(19)"): "the mask set for an instant is restored at once",
+        **{("folder = target.parent if str(target.parent) else Path(\".\")", mutant): _DEAD_FOLDER for mutant in (
+            "folder = target.parent if (str(target.parent)) or True else Path(\".\")",
+            "folder = target.parent if str(None) else Path(\".\")",
+            "folder = target.parent if str(target.parent) else Path(None)",
+            "folder = target.parent if str(target.parent) else Path(\"XX.XX\")")},
+        ('return json.dumps(record, ensure_ascii=False) + "\\n"', 'return json.dumps(record, ensure_ascii=None) + "\\n"'):
+            _NONE_FALSE,
+        ('return json.dumps(document, ensure_ascii=False, indent=2) + "\\n"',
+         'return json.dumps(document, ensure_ascii=None, indent=2) + "\\n"'): _NONE_FALSE,
+        ('body = "\\n".join(html.escape(text, quote=False) for text in map(shown_line, cue.lines) if text.strip()) or " "',
+         'body = "\\n".join(html.escape(text, quote=None) for text in map(shown_line, cue.lines) if text.strip()) or " "'):
+            _NONE_FALSE,
+        ("weights[language] = weights.get(language, 0) + len(line)",
+         "weights[language] = weights.get(language, 1) + len(line)"):
+            "every language's weight starts 1 higher alike: the heaviest stays the heaviest",
+        ("if line.isprintable() and not _BIDI_CONTROLS.intersection(line):",
+         "if line.isprintable() and _BIDI_CONTROLS.intersection(line):"):
+            "a shortcut: a printable line without bidi controls comes out of the filter below unchanged",
+        ("digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]",
+         "digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:9]"): _SHORT_TEMPORARY,
+        ('return f".{name[:48]}.{digest}."', 'return f".{name[:49]}.{digest}."'): _SHORT_TEMPORARY,
+        ("temp = None", 'temp = ""'): "read only after mkstemp failed, where it is still the first value: "
+                                      "None and \"\" both name no file to remove",
+        **{('extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "-" else ""',
+            mutant): "a path of None or \"-\" has no extension: \"\" either way" for mutant in (
+            'extension = os.path.splitext(path or "")[1].lower().lstrip(".") if (path and path != "-") or True else ""',
+            'extension = os.path.splitext(path or "XXXX")[1].lower().lstrip(".") if path and path != "-" else ""',
+            'extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path or path != "-" else ""',
+            'extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "XX-XX" else ""',
+            'extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "-" else "XXXX"')},
+        ('extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "-" else ""',
+         'extension = os.path.splitext(path or "")[1].lower().lstrip("XX.XX") if path and path != "-" else ""'):
+            "the extension is lower-cased first: it holds no X to strip",
     },
     "subextract/stages/source.py": {
         ('value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", "")',
