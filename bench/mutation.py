@@ -38,6 +38,23 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Fast segmenter tests kept beside the feature they belong to, by name: the other tests of these files
+# run the detector model or a whole extraction, or reach no decision of segment.py.
+_SEGMENTER_TESTS_ELSEWHERE = [f"tests/{file}::{name}" for file, names in {
+    "test_guard.py": (  # the segmenter's side of the recall guard: Segmenter.vouch
+        "test_the_mask_cannot_see_half_transparent_text_over_a_bright_picture",
+        "test_a_line_the_mask_cannot_see_gets_a_segment_from_its_first_frame",
+        "test_a_line_the_open_segment_holds_changes_nothing", "test_a_vouch_where_no_strokes_stand_out_opens_nothing",
+        "test_a_vouched_line_is_read_though_its_strokes_are_strewn",
+        "test_the_segmenter_is_unsure_until_its_text_settles",
+        "test_a_line_over_the_open_segments_strewn_strokes_vouches_for_it_from_its_start",
+        "test_a_small_line_vouched_inside_settling_text_keeps_the_texts_own_lines"),
+    "test_changing_lines.py": (  # a glyph replaced in place
+        "test_a_line_replaced_by_one_differing_in_a_character_splits_on_its_frame",
+        "test_a_line_shown_on_and_off_one_frame_is_not_a_changed_glyph",
+        "test_steady_text_over_a_figure_moving_in_steps_is_one_segment"),
+}.items() for name in names]
+
 # The pure-decision modules and the fast unit tests (no FFmpeg, no OCR model) that guard them.
 MODULES: dict[str, list[str]] = {
     "subextract/stages/align.py": ["tests/test_align.py", "tests/test_align_rules.py"],
@@ -46,7 +63,9 @@ MODULES: dict[str, list[str]] = {
     "subextract/stages/boundary.py": ["tests/test_boundary.py"],
     "subextract/stages/source.py": ["tests/test_source_policy.py"],
     "subextract/stages/segment.py": ["tests/test_segment_decisions.py", "tests/test_segment.py",
-                                     "tests/test_segment_styles.py", "tests/test_thin_strokes.py"],
+                                     "tests/test_segment_styles.py", "tests/test_thin_strokes.py",
+                                     "tests/test_segment_vouch.py",
+                                     *_SEGMENTER_TESTS_ELSEWHERE],
     "subextract/stages/mask.py": ["tests/test_mask_rules.py", "tests/test_segment.py", "tests/test_segment_styles.py",
                                   "tests/test_thin_strokes.py", "tests/test_segment_decisions.py"],
     "subextract/stages/appearance.py": ["tests/test_appearance_rules.py", "tests/test_appearance.py"],
@@ -275,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results: dict[str, dict[str, int]] = {}
     for module in args.module or list(MODULES):
-        missing = [test for test in MODULES[module] if not (ROOT / test).exists()]
+        missing = [test for test in MODULES[module] if not (ROOT / test.split("::")[0]).exists()]
         if missing:
             print(f"mutation: {module}: missing test files {', '.join(missing)}", file=sys.stderr)
             return 2
