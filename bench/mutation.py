@@ -117,6 +117,30 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
          "segment.before_start = earlier[count][0] if (count < len(earlier)) or True else None"): _DEAD_ELSE,
         ("segment.before_start = earlier[count][0] if count < len(earlier) else None",
          "segment.before_start = earlier[count][0] if count <= len(earlier) else None"): _DEAD_ELSE,
+        ("for i in range(round_ % 2, count - 1, 2):", "for i in range(round_ % 2, count - 1, ):"):
+            "passes over every neighbouring pair sort as the odd-even ones do (slower): the same median",
+        ("return ((low.astype(np.uint16) + high) // 2).astype(np.uint8)",
+         "return ((low.astype(np.uint16) + high) / 2).astype(np.uint8)"):
+            "astype(np.uint8) truncates the half of a non-negative sum as // does",
+        ("return ((low.astype(np.uint16) + high) // 2).astype(np.uint8)",
+         "return ((low.astype(None) + high) // 2).astype(np.uint8)"):
+            "float64 sums of two bytes are exact and floor-divided alike",
+        **{('problem = "no frame kept" if not segment.keeper.frames else self._core_problem(segment.core)', mutant):
+           "a segment with a core voted a frame, which reaches its keeper (a split carries off only frames after "
+           "its first): the keeper is never empty here" for mutant in (
+               'problem = "no frame kept" if (not segment.keeper.frames) and False else '
+               'self._core_problem(segment.core)',
+               'problem = "XXno frame keptXX" if not segment.keeper.frames else self._core_problem(segment.core)',
+               'problem = "NO FRAME KEPT" if not segment.keeper.frames else self._core_problem(segment.core)')},
+        **{("self._held = False  # the latest frame held the open segment on its strokes' lift alone",
+            f"self._held = {value}  # the latest frame held the open segment on its strokes' lift alone"):
+           "read by sure only with a segment open, after a push has set it" for value in ("True", "None")},
+        ("self._vouch: list[LineBox] = []  # lines the recall guard saw in the next frame, in band pixels",
+         "self._vouch: list[LineBox] = None  # lines the recall guard saw in the next frame, in band pixels"):
+            "read only as a truth value until vouch() sets a list: None is as false as []",
+        ("if len(frames) < count + 1:", "if len(frames) < count - 1:"):
+            "asked only of a settled segment, which has voted confirm_frames frames, each one in recent (the "
+            "latest confirm_frames): the test is never true either way",
     },
     "subextract/stages/mask.py": {
         **{(line, line.replace("TOLERANCE", "None")): "OpenCV's default kernel (None) is the 3x3 rectangle that "
@@ -151,22 +175,22 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
             'head.decode("utf-8")', 'text = path.read_text(encoding="utf-8")',
             'with open(target, "w", encoding="utf-8") as handle:',
             'with os.fdopen(fd, "w", encoding="utf-8") as handle:')},
-        **{('with open("/proc/self/status", encoding="ascii") as status:', f'with open("/proc/self/status", {mutant}) as '
-            'status:'): "the Umask line is ASCII under any encoding; a name that is not fails over to the umask read "
-           "by setting it, the same number" for mutant in ("encoding=None", "", 'encoding="ASCII"')},
+        **{('with open("/proc/self/status", encoding="ascii") as status:',
+            f'with open("/proc/self/status", {mutant}) as status:'):
+           "the Umask line is ASCII under any encoding; a name that is not fails over to the umask read by "
+           "setting it, the same number" for mutant in ("encoding=None", "", 'encoding="ASCII"')},
         ("mask = os.umask(0o022)", "mask = os.umask(19)"): "the mask set for an instant is restored at once",
         **{("folder = target.parent if str(target.parent) else Path(\".\")", mutant): _DEAD_FOLDER for mutant in (
             "folder = target.parent if (str(target.parent)) or True else Path(\".\")",
             "folder = target.parent if str(None) else Path(\".\")",
             "folder = target.parent if str(target.parent) else Path(None)",
             "folder = target.parent if str(target.parent) else Path(\"XX.XX\")")},
-        ('return json.dumps(record, ensure_ascii=False) + "\\n"', 'return json.dumps(record, ensure_ascii=None) + "\\n"'):
-            _NONE_FALSE,
+        ('return json.dumps(record, ensure_ascii=False) + "\\n"',
+         'return json.dumps(record, ensure_ascii=None) + "\\n"'): _NONE_FALSE,
         ('return json.dumps(document, ensure_ascii=False, indent=2) + "\\n"',
          'return json.dumps(document, ensure_ascii=None, indent=2) + "\\n"'): _NONE_FALSE,
-        ('body = "\\n".join(html.escape(text, quote=False) for text in map(shown_line, cue.lines) if text.strip()) or " "',
-         'body = "\\n".join(html.escape(text, quote=None) for text in map(shown_line, cue.lines) if text.strip()) or " "'):
-            _NONE_FALSE,
+        tuple(f'body = "\\n".join(html.escape(text, quote={flag}) for text in map(shown_line, cue.lines) '
+              'if text.strip()) or " "' for flag in ("False", "None")): _NONE_FALSE,
         ("weights[language] = weights.get(language, 0) + len(line)",
          "weights[language] = weights.get(language, 1) + len(line)"):
             "every language's weight starts 1 higher alike: the heaviest stays the heaviest",

@@ -537,3 +537,11 @@ def test_text_cut_to_other_text_is_a_changed_text_but_not_after_a_gap_or_the_sam
     assert text_changes([shown(n, ("QUIET NIGHT",)) for n in range(50)]) == [False, True]
     assert text_changes([shown(n, ("QUIET NIGHT",), gap=True) for n in range(50)]) == [False, False]
     assert text_changes([shown(n, ("HELLO WORLD", "GREAT THING"), gap=True) for n in range(50)]) == [False, False]
+
+
+def test_with_one_confirm_frame_a_changed_glyph_splits_on_its_own_frame():
+    """confirm_frames 1: the frame whose glyph changed is the new text's first, the one before it
+    the last of the old text."""
+    pictures = [with_text(background(n, "flat"), "SCENE 12" if n >= 30 else "SCENE 11") for n in range(50)]
+    settings = replace(SETTINGS, confirm_frames=1)
+    assert [segment[:3] for segment in boundaries(pictures, settings)] == [(0, 30, None), (30, 50, 29)]

@@ -114,7 +114,8 @@ def test_two_lines_the_guard_saw_in_turn_are_both_the_segments():
 
     pictures = [picture(i, 5 <= i < 35) for i in range(40)]
     assert segments(pictures, {}) == []
-    assert segments(pictures, {5: [FAINT_BOX], 6: [box_of(lower)]}) == [(5, 35, 4, 34, (GUARD_LINE, (211, 41, 429, 75)))]
+    assert segments(pictures, {5: [FAINT_BOX], 6: [box_of(lower)]}) == \
+        [(5, 35, 4, 34, (GUARD_LINE, (211, 41, 429, 75)))]
 
 
 def test_a_line_gone_before_its_segment_took_a_frame_leaves_the_next_text_its_own_start():

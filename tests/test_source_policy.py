@@ -10,8 +10,8 @@ import pytest
 from subextract.errors import SubextractError
 from subextract.stages import source
 from subextract.stages.source import CONTAINER_FORMATS, DEFAULT_READ_TIMEOUT, NETWORK_SCHEMES, STREAM_FORMATS, \
-    MAX_STREAMS, check_url, ffmpeg_environment, ffmpeg_input, input_args, input_options, is_url, needs_proxy, read_timeout, \
-    set_input_format
+    MAX_STREAMS, check_url, ffmpeg_environment, ffmpeg_input, input_args, input_options, is_url, needs_proxy, \
+    read_timeout, set_input_format
 
 HTTP_WHITELIST = "http,https,tcp,tls,crypto,httpproxy"  # tcp reaches only the vetting proxy
 RTMP_WHITELIST = "rtmp,rtmps,tcp,tls"
