@@ -89,6 +89,25 @@ class Server:
             return -9
 
 
+def module_server(folder: str, *args: str):
+    """A module's ``server`` fixture: one service for the module's tests, on a data folder of its
+    own (``folder``), started with the command-line ``args``."""
+    @pytest.fixture(scope="module")
+    def server(tmp_path_factory):
+        running = Server(tmp_path_factory.mktemp(folder) / "data", *args).start()
+        yield running
+        running.stop()
+
+    return server
+
+
+@pytest.fixture(scope="module")
+def client(server):
+    """An API client of the module's ``server`` (the key sent with every request)."""
+    with server.client() as api:
+        yield api
+
+
 def upload(client: httpx.Client, video: Path, **fields) -> httpx.Response:
     with open(video, "rb") as handle:
         return client.post("/v1/jobs", files={"file": (video.name, handle, "video/mp4")},

@@ -12,23 +12,13 @@ import pysubs2
 import pytest
 import webvtt
 
-from serve_fixtures import API_KEY, EN_SAMPLE, ZH_SAMPLE, Server, upload, wait_for, zh_cli_srt  # noqa: F401
+from serve_fixtures import (API_KEY, EN_SAMPLE, ZH_SAMPLE, client, module_server, upload, wait_for,  # noqa: F401
+                            zh_cli_srt)
 
 MAX_UPLOAD_MB = 2
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("serve") / "data", "--max-upload-mb", str(MAX_UPLOAD_MB),
-                    "--max-queue", "2").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with server.client() as client:
-        yield client
+server = module_server("serve", "--max-upload-mb", str(MAX_UPLOAD_MB), "--max-queue", "2")
 
 
 def sse_events(response: httpx.Response):

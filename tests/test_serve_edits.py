@@ -12,21 +12,11 @@ import pysrt
 import pytest
 from PIL import Image
 
-from serve_fixtures import ZH_SAMPLE, Server, upload, wait_for
+from serve_fixtures import ZH_SAMPLE, client, module_server, upload, wait_for  # noqa: F401 (client: a fixture)
 from test_serve_openapi import conforms
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("edits") / "data").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with server.client() as client:
-        yield client
+server = module_server("edits")
 
 
 @pytest.fixture()

@@ -14,21 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from serve_fixtures import API_KEY, EN_SAMPLE, ZH_SAMPLE, Server, upload, wait_for
+from serve_fixtures import API_KEY, EN_SAMPLE, ZH_SAMPLE, Server, client, module_server, upload, wait_for  # noqa: F401
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("hostile") / "data", "--header-timeout", "2", "--body-timeout", "2",
-                    "--allow-private-network").start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def client(server):
-    with server.client() as client:
-        yield client
+server = module_server("hostile", "--header-timeout", "2", "--body-timeout", "2", "--allow-private-network")
 
 
 def test_a_catastrophic_regex_never_stops_the_server(server, client):

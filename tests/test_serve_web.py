@@ -16,7 +16,7 @@ from pathlib import Path
 import pysrt
 import pytest
 
-from serve_fixtures import API_KEY, REPO, ZH_SAMPLE, Server, upload, wait_for
+from serve_fixtures import API_KEY, REPO, ZH_SAMPLE, module_server, upload, wait_for
 
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright (bash scripts/setup.sh --test)")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -27,11 +27,7 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
 EDITED = "校对过的字幕"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    server = Server(tmp_path_factory.mktemp("web") / "data").start()
-    yield server
-    server.stop()
+server = module_server("web")
 
 
 @pytest.fixture(scope="module")
