@@ -57,7 +57,10 @@ _SEGMENTER_TESTS_ELSEWHERE = [f"tests/{file}::{name}" for file, names in {
 
 # The pure-decision modules and the fast unit tests (no FFmpeg, no OCR model) that guard them.
 MODULES: dict[str, list[str]] = {
-    "subextract/stages/align.py": ["tests/test_align.py", "tests/test_align_rules.py"],
+    "subextract/stages/align.py": ["tests/test_align.py", "tests/test_align_rules.py",
+                                   # readings alike but split where a glyph changed stay two cues (text_changed)
+                                   "tests/test_changing_lines.py::"
+                                   "test_alike_readings_split_by_a_changed_glyph_stay_two_cues"],
     "subextract/scoring.py": ["tests/test_scoring.py", "tests/test_scoring_rules.py"],
     "subextract/stages/write.py": ["tests/test_write.py", "tests/test_write_rules.py", "tests/test_write_edges.py"],
     "subextract/stages/boundary.py": ["tests/test_boundary.py"],
