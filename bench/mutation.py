@@ -87,8 +87,6 @@ _SAME_SHAPE = ("the OCR picture's analysis view has the mask's shape (both come 
                "always true")
 _DEAD_FOLDER = "Path(name).parent is never empty (\".\" for a bare name): the else is dead code"
 _NONE_FALSE = "None is as false as False where the flag is read"
-_SHORT_TEMPORARY = ("the temporary name's length: 49 characters (196 bytes at most) and a 9-digit digest keep it "
-                    "as far under 255 bytes as 48 and 8 do, and as distinct")
 _TIMEOUT_UNSET = "unset, the variable reads None instead of \"\": both are false and the default is used"
 EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
     "subextract/stages/segment.py": {
@@ -204,8 +202,8 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
          "if line.isprintable() and _BIDI_CONTROLS.intersection(line):"):
             "a shortcut: a printable line without bidi controls comes out of the filter below unchanged",
         ("digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]",
-         "digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:9]"): _SHORT_TEMPORARY,
-        ('return f".{name[:48]}.{digest}."', 'return f".{name[:49]}.{digest}."'): _SHORT_TEMPORARY,
+         "digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:9]"):
+            "a digit more of the digest: the temporary name stays far under 255 bytes (217 at most) and as distinct",
         ("temp = None", 'temp = ""'): "read only after mkstemp failed, where it is still the first value: "
                                       "None and \"\" both name no file to remove",
         **{('extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "-" else ""',
