@@ -38,19 +38,44 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Fast segmenter tests kept beside the feature they belong to, by name: the other tests of these files
+# run the detector model or a whole extraction, or reach no decision of segment.py.
+_SEGMENTER_TESTS_ELSEWHERE = [f"tests/{file}::{name}" for file, names in {
+    "test_guard.py": (  # the segmenter's side of the recall guard: Segmenter.vouch
+        "test_the_mask_cannot_see_half_transparent_text_over_a_bright_picture",
+        "test_a_line_the_mask_cannot_see_gets_a_segment_from_its_first_frame",
+        "test_a_line_the_open_segment_holds_changes_nothing", "test_a_vouch_where_no_strokes_stand_out_opens_nothing",
+        "test_a_vouched_line_is_read_though_its_strokes_are_strewn",
+        "test_the_segmenter_is_unsure_until_its_text_settles",
+        "test_a_line_over_the_open_segments_strewn_strokes_vouches_for_it_from_its_start",
+        "test_a_small_line_vouched_inside_settling_text_keeps_the_texts_own_lines"),
+    "test_changing_lines.py": (  # a glyph replaced in place
+        "test_a_line_replaced_by_one_differing_in_a_character_splits_on_its_frame",
+        "test_a_line_shown_on_and_off_one_frame_is_not_a_changed_glyph",
+        "test_steady_text_over_a_figure_moving_in_steps_is_one_segment"),
+}.items() for name in names]
+
 # The pure-decision modules and the fast unit tests (no FFmpeg, no OCR model) that guard them.
 MODULES: dict[str, list[str]] = {
-    "subextract/stages/align.py": ["tests/test_align.py", "tests/test_align_rules.py"],
+    "subextract/stages/align.py": ["tests/test_align.py", "tests/test_align_rules.py",
+                                   # readings alike but split where a glyph changed stay two cues (text_changed)
+                                   "tests/test_changing_lines.py::"
+                                   "test_alike_readings_split_by_a_changed_glyph_stay_two_cues"],
     "subextract/scoring.py": ["tests/test_scoring.py", "tests/test_scoring_rules.py"],
     "subextract/stages/write.py": ["tests/test_write.py", "tests/test_write_rules.py", "tests/test_write_edges.py"],
     "subextract/stages/boundary.py": ["tests/test_boundary.py"],
     "subextract/stages/source.py": ["tests/test_source_policy.py"],
     "subextract/stages/segment.py": ["tests/test_segment_decisions.py", "tests/test_segment.py",
-                                     "tests/test_segment_styles.py", "tests/test_thin_strokes.py"],
+                                     "tests/test_segment_styles.py", "tests/test_thin_strokes.py",
+                                     "tests/test_segment_vouch.py",
+                                     *_SEGMENTER_TESTS_ELSEWHERE],
     "subextract/stages/mask.py": ["tests/test_mask_rules.py", "tests/test_segment.py", "tests/test_segment_styles.py",
                                   "tests/test_thin_strokes.py", "tests/test_segment_decisions.py"],
     "subextract/stages/appearance.py": ["tests/test_appearance_rules.py", "tests/test_appearance.py"],
-    "subextract/stages/region.py": ["tests/test_region_rules.py", "tests/test_region_lines.py"],
+    "subextract/stages/region.py": ["tests/test_region_rules.py", "tests/test_region_lines.py",
+                                    # a line changing in one character is no logo (split_static, _same_picture)
+                                    "tests/test_changing_lines.py::test_a_line_changing_in_one_character_is_no_logo_"
+                                    "but_the_logo_is"],
 }
 
 # Equivalent mutants, per module: (the lines the mutant removes, the lines it adds — each stripped,
@@ -60,6 +85,8 @@ _DEAD_ELSE = "fade_frames counts a frame only with a frame beyond it, so count <
 _MEMO = "the memo only spares computing the same frame's added line twice; without it the same line is computed"
 _SAME_SHAPE = ("the OCR picture's analysis view has the mask's shape (both come from the same band): the test is "
                "always true")
+_DEAD_FOLDER = "Path(name).parent is never empty (\".\" for a bare name): the else is dead code"
+_NONE_FALSE = "None is as false as False where the flag is read"
 _TIMEOUT_UNSET = "unset, the variable reads None instead of \"\": both are false and the default is used"
 EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
     "subextract/stages/segment.py": {
@@ -94,6 +121,30 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
          "segment.before_start = earlier[count][0] if (count < len(earlier)) or True else None"): _DEAD_ELSE,
         ("segment.before_start = earlier[count][0] if count < len(earlier) else None",
          "segment.before_start = earlier[count][0] if count <= len(earlier) else None"): _DEAD_ELSE,
+        ("for i in range(round_ % 2, count - 1, 2):", "for i in range(round_ % 2, count - 1, ):"):
+            "passes over every neighbouring pair sort as the odd-even ones do (slower): the same median",
+        ("return ((low.astype(np.uint16) + high) // 2).astype(np.uint8)",
+         "return ((low.astype(np.uint16) + high) / 2).astype(np.uint8)"):
+            "astype(np.uint8) truncates the half of a non-negative sum as // does",
+        ("return ((low.astype(np.uint16) + high) // 2).astype(np.uint8)",
+         "return ((low.astype(None) + high) // 2).astype(np.uint8)"):
+            "float64 sums of two bytes are exact and floor-divided alike",
+        **{('problem = "no frame kept" if not segment.keeper.frames else self._core_problem(segment.core)', mutant):
+           "a segment with a core voted a frame, which reaches its keeper (a split carries off only frames after "
+           "its first): the keeper is never empty here" for mutant in (
+               'problem = "no frame kept" if (not segment.keeper.frames) and False else '
+               'self._core_problem(segment.core)',
+               'problem = "XXno frame keptXX" if not segment.keeper.frames else self._core_problem(segment.core)',
+               'problem = "NO FRAME KEPT" if not segment.keeper.frames else self._core_problem(segment.core)')},
+        **{("self._held = False  # the latest frame held the open segment on its strokes' lift alone",
+            f"self._held = {value}  # the latest frame held the open segment on its strokes' lift alone"):
+           "read by sure only with a segment open, after a push has set it" for value in ("True", "None")},
+        ("self._vouch: list[LineBox] = []  # lines the recall guard saw in the next frame, in band pixels",
+         "self._vouch: list[LineBox] = None  # lines the recall guard saw in the next frame, in band pixels"):
+            "read only as a truth value until vouch() sets a list: None is as false as []",
+        ("if len(frames) < count + 1:", "if len(frames) < count - 1:"):
+            "asked only of a settled segment, which has voted confirm_frames frames, each one in recent (the "
+            "latest confirm_frames): the test is never true either way",
     },
     "subextract/stages/mask.py": {
         **{(line, line.replace("TOLERANCE", "None")): "OpenCV's default kernel (None) is the 3x3 rectangle that "
@@ -122,6 +173,56 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
            for dtype, depth in (("None", "-1"), ("np.float32", "-2"))},
         ("if boxes and holds_text_line(core, settings) else 0", "if boxes and holds_text_line(core, settings) else 1"):
             "line_boxes keeps lines of 4 rows or more: none is shorter than 1 row either",
+    },
+    "subextract/stages/write.py": {
+        **{(line, line.replace('"utf-8"', '"UTF-8"')): "codec names ignore case" for line in (
+            'head.decode("utf-8")', 'text = path.read_text(encoding="utf-8")',
+            'with open(target, "w", encoding="utf-8") as handle:',
+            'with os.fdopen(fd, "w", encoding="utf-8") as handle:')},
+        **{('with open("/proc/self/status", encoding="ascii") as status:',
+            f'with open("/proc/self/status", {mutant}) as status:'):
+           "the Umask line is ASCII under any encoding; a name that is not fails over to the umask read by "
+           "setting it, the same number" for mutant in ("encoding=None", "", 'encoding="ASCII"')},
+        ("mask = os.umask(0o022)", "mask = os.umask(19)"): "the mask set for an instant is restored at once",
+        **{("folder = target.parent if str(target.parent) else Path(\".\")", mutant): _DEAD_FOLDER for mutant in (
+            "folder = target.parent if (str(target.parent)) or True else Path(\".\")",
+            "folder = target.parent if str(None) else Path(\".\")",
+            "folder = target.parent if str(target.parent) else Path(None)",
+            "folder = target.parent if str(target.parent) else Path(\"XX.XX\")")},
+        ('return json.dumps(record, ensure_ascii=False) + "\\n"',
+         'return json.dumps(record, ensure_ascii=None) + "\\n"'): _NONE_FALSE,
+        ('return json.dumps(document, ensure_ascii=False, indent=2) + "\\n"',
+         'return json.dumps(document, ensure_ascii=None, indent=2) + "\\n"'): _NONE_FALSE,
+        tuple(f'body = "\\n".join(html.escape(text, quote={flag}) for text in map(shown_line, cue.lines) '
+              'if text.strip()) or " "' for flag in ("False", "None")): _NONE_FALSE,
+        ("weights[language] = weights.get(language, 0) + len(line)",
+         "weights[language] = weights.get(language, 1) + len(line)"):
+            "every language's weight starts 1 higher alike: the heaviest stays the heaviest",
+        ("if line.isprintable() and not _BIDI_CONTROLS.intersection(line):",
+         "if line.isprintable() and _BIDI_CONTROLS.intersection(line):"):
+            "a shortcut: a printable line without bidi controls comes out of the filter below unchanged",
+        ("digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:8]",
+         "digest = hashlib.sha256(os.fsencode(name)).hexdigest()[:9]"):
+            "a digit more of the digest: the temporary name stays far under 255 bytes (217 at most) and as distinct",
+        ("temp = None", 'temp = ""'): "read only after mkstemp failed, where it is still the first value: "
+                                      "None and \"\" both name no file to remove",
+        **{('extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "-" else ""',
+            mutant): "a path of None or \"-\" has no extension: \"\" either way" for mutant in (
+            'extension = os.path.splitext(path or "")[1].lower().lstrip(".") if (path and path != "-") or True else ""',
+            'extension = os.path.splitext(path or "XXXX")[1].lower().lstrip(".") if path and path != "-" else ""',
+            'extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path or path != "-" else ""',
+            'extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "XX-XX" else ""',
+            'extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "-" else "XXXX"')},
+        ('extension = os.path.splitext(path or "")[1].lower().lstrip(".") if path and path != "-" else ""',
+         'extension = os.path.splitext(path or "")[1].lower().lstrip("XX.XX") if path and path != "-" else ""'):
+            "the extension is lower-cased first: it holds no X to strip",
+    },
+    "subextract/stages/region.py": {
+        **{("with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:",
+            f"with ThreadPoolExecutor(max_workers={workers}) as pool:"):
+           "how many threads run the detector: pool.map returns the boxes in frame order whatever the count"
+           for workers in ("None", "min(5, os.cpu_count() or 1)", "min(4, os.cpu_count() and 1)",
+                           "min(4, os.cpu_count() or 2)")},
     },
     "subextract/stages/source.py": {
         ('value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", "")',
@@ -228,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     results: dict[str, dict[str, int]] = {}
     for module in args.module or list(MODULES):
-        missing = [test for test in MODULES[module] if not (ROOT / test).exists()]
+        missing = [test for test in MODULES[module] if not (ROOT / test.split("::")[0]).exists()]
         if missing:
             print(f"mutation: {module}: missing test files {', '.join(missing)}", file=sys.stderr)
             return 2

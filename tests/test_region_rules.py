@@ -318,3 +318,48 @@ def test_a_chosen_band_keeps_the_lines_inside_it(en_clip, detector):
     assert inside.bands == [Band(0, 180, 640, 180, "user")] and inside.lines
     above = find_bands(info, replace(SETTINGS, mode="0,0,1,0.5"), lambda: detector)
     assert above.bands == [Band(0, 0, 640, 180, "user")] and above.lines == [] and above.strips == []
+
+
+# --------------------------------------------------------------------------------------------
+# The warning when the only centred text in the bands was taken for a logo
+# --------------------------------------------------------------------------------------------
+
+BOTTOM = [Band(0, 540, 1280, 180, "bottom")]
+LOGO_LINE = [TextBox(0, 500, 600, 780, 640), TextBox(2, 502, 601, 781, 642)]  # one line, static in 2 frames
+
+
+def test_the_only_centred_text_blacked_out_in_a_band_is_reported_with_its_box_and_frames():
+    from subextract.stages.region import _lone_static_text
+
+    assert _lone_static_text([], LOGO_LINE, BOTTOM, INFO, SETTINGS, 6) == [
+        "the only text line the pre-scan found (281x42 at 500,600) showed the same glyphs in 2 of its 6 frames: it "
+        "was taken for a logo or watermark and blacked out, and no subtitle was found; if it is a subtitle, it may "
+        "be missed"]
+    assert _lone_static_text(LOGO_LINE[:1], LOGO_LINE, BOTTOM, INFO, SETTINGS, 6) == []  # a subtitle line was found
+
+
+@pytest.mark.parametrize("box, reported", [
+    (TextBox(0, 800, 600, 992, 640), True),  # its middle 256 px (centre_tolerance 0.2 of 1280) off the picture's
+    (TextBox(0, 802, 600, 994, 640), False),  # a pixel further: a logo at the side, nothing to say
+    (TextBox(0, 500, 500, 780, 540), False),  # ends where the band starts
+    (TextBox(0, 500, 501, 780, 541), True),  # reaches a row into it
+    (TextBox(0, 500, 720, 780, 760), False),  # starts where the band ends
+    (TextBox(0, 500, 719, 780, 759), True),
+])
+def test_only_centred_static_text_inside_a_band_is_reported(box, reported):
+    from subextract.stages.region import _lone_static_text
+
+    assert SETTINGS.centre_tolerance == 0.2
+    assert bool(_lone_static_text([], [box], BOTTOM, INFO, SETTINGS, 6)) is reported
+
+
+def test_a_flat_crop_correlates_with_nothing_whichever_side_it_is():
+    """Edges against a flat crop (a logo's place gone blank, text over a flat picture): no glyphs
+    to be the same, a correlation of 0 and no division by its zero energy."""
+    from subextract.stages.region import _correlation
+
+    edges = np.zeros((20, 40), np.float32)
+    edges[5:15, 10:12] = edges[5:15, 25:27] = 200.0
+    flat = np.full((20, 40), 3.0, np.float32)
+    assert _correlation(edges, flat) == 0.0 and _correlation(flat, edges) == 0.0 and _correlation(flat, flat) == 0.0
+    assert _correlation(edges, edges) == pytest.approx(1.0)

@@ -496,3 +496,52 @@ def test_the_frames_kept_are_spread_evenly_over_the_segment(limit, kept):
         keeper.offer(np.full((2, 2), n, np.uint8))
     assert [int(frame[0, 0]) for frame in keeper.frames] == kept and keeper.seen == 10
     assert keeper.median().dtype == np.uint8
+
+
+def test_a_long_run_keeps_frames_evenly_spread_as_the_stride_keeps_doubling():
+    keeper = _FrameKeeper(4)
+    for n in range(25):
+        keeper.offer(np.full((2, 2), n, np.uint8))
+    assert [int(frame[0, 0]) for frame in keeper.frames] == [0, 8, 16, 24] and keeper.stride == 8
+
+
+@pytest.mark.parametrize("kept, spread", [(1, []), (2, []), (3, [1, 2]), (4, [1, 2]), (5, [1, 3]), (6, [2, 4])])
+def test_the_second_look_frames_are_spread_inside_the_run(kept, spread):
+    """Two frames for the OCR engine's second look, a third and two thirds into the kept ones
+    (never the first, which may hold a fade or the text before); none from fewer than three."""
+    keeper = _FrameKeeper(8)
+    for n in range(kept):
+        keeper.offer(np.full((2, 2), n, np.uint8))
+    assert [int(frame[0, 0]) for frame in keeper.spread(2)] == spread
+
+
+# --------------------------------------------------------------------------------------------
+# Another text right after the last (text_changed: its reading is not merged with the last's)
+# --------------------------------------------------------------------------------------------
+
+def text_changes(pictures) -> list[bool]:
+    segmenter = Segmenter(0, SETTINGS)
+    segments = [s for n, picture in enumerate(pictures) for s in segmenter.push(n / FPS, picture)]
+    return [s.text_changed for s in [*segments, *segmenter.finish(len(pictures) / FPS)]]
+
+
+def test_text_cut_to_other_text_is_a_changed_text_but_not_after_a_gap_or_the_same_text_again():
+    """Two lines cut to one on other rows: each keeps few of the other's strokes at their very
+    pixels, so the second is another text (not OCR jitter of the first, whatever its reading).
+    After a frame without text, or with the same text again, it is not said to have changed."""
+    def shown(n: int, second: tuple[str, ...], gap: bool = False) -> np.ndarray:
+        if gap and n == 30:
+            return background(n, "gradient")
+        return with_text(background(n, "gradient"), *(("HELLO WORLD", "GREAT THING") if n < 30 else second))
+
+    assert text_changes([shown(n, ("QUIET NIGHT",)) for n in range(50)]) == [False, True]
+    assert text_changes([shown(n, ("QUIET NIGHT",), gap=True) for n in range(50)]) == [False, False]
+    assert text_changes([shown(n, ("HELLO WORLD", "GREAT THING"), gap=True) for n in range(50)]) == [False, False]
+
+
+def test_with_one_confirm_frame_a_changed_glyph_splits_on_its_own_frame():
+    """confirm_frames 1: the frame whose glyph changed is the new text's first, the one before it
+    the last of the old text."""
+    pictures = [with_text(background(n, "flat"), "SCENE 12" if n >= 30 else "SCENE 11") for n in range(50)]
+    settings = replace(SETTINGS, confirm_frames=1)
+    assert [segment[:3] for segment in boundaries(pictures, settings)] == [(0, 30, None), (30, 50, 29)]

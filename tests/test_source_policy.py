@@ -10,8 +10,8 @@ import pytest
 from subextract.errors import SubextractError
 from subextract.stages import source
 from subextract.stages.source import CONTAINER_FORMATS, DEFAULT_READ_TIMEOUT, NETWORK_SCHEMES, STREAM_FORMATS, \
-    MAX_STREAMS, check_url, ffmpeg_environment, input_args, input_options, is_url, needs_proxy, read_timeout, \
-    set_input_format
+    MAX_STREAMS, check_url, ffmpeg_environment, ffmpeg_input, input_args, input_options, is_url, needs_proxy, \
+    read_timeout, set_input_format
 
 HTTP_WHITELIST = "http,https,tcp,tls,crypto,httpproxy"  # tcp reaches only the vetting proxy
 RTMP_WHITELIST = "rtmp,rtmps,tcp,tls"
@@ -52,6 +52,13 @@ def test_a_url_without_a_host_is_refused(url):
         check_url(url)
 
 
+@pytest.mark.parametrize("url", ["http://example.com/a\x00.mp4", "https://example.com/\nFORGED log line"])
+def test_a_url_with_control_characters_is_refused_before_its_host_is_read(url):
+    with pytest.raises(SubextractError) as refused:
+        check_url(url)
+    assert str(refused.value) == f"{url!r}: a URL may not hold control characters (escape them: %00, %0A)"
+
+
 @pytest.mark.parametrize("path, url", [
     ("http://example.com/a.mp4", True),
     ("concat:a.mp4|b.mp4", True),  # a protocol prefix FFmpeg would act on
@@ -73,6 +80,17 @@ def test_an_existing_file_with_a_colon_is_a_file_but_a_double_slash_is_always_a_
     (tmp_path / "http:").mkdir()
     (tmp_path / "http:" / "x").write_bytes(b"x")  # the kernel reads "http://x" as the file http:/x
     assert is_url("http://x")
+
+
+def test_a_local_file_named_like_a_protocol_is_given_to_ffmpeg_as_a_file(tmp_path, monkeypatch):
+    """``concat:x.mp4`` on disk is opened as ``file:concat:x.mp4`` (FFmpeg would take the name for
+    its concat protocol); plain names and URLs go as they are."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "concat:x.mp4").write_bytes(b"x")
+    assert ffmpeg_input("concat:x.mp4") == "file:concat:x.mp4"
+    for path in ("movie.mp4", "folder/movie.mp4", str(tmp_path / "concat:x.mp4"), f"http://{PUBLIC}/live.m3u8",
+                 "rtmp://example.com/app"):
+        assert ffmpeg_input(path) == path
 
 
 def test_network_inputs_get_the_network_whitelist_and_the_read_timeout(monkeypatch):

@@ -10,6 +10,7 @@ import io
 import json
 import os
 
+import pysrt
 import pysubs2
 import pytest
 
@@ -244,3 +245,153 @@ def test_without_proc_the_umask_is_read_by_setting_and_restoring_it(monkeypatch)
         assert _umask_now() == 0o037  # restored
     finally:
         os.umask(previous)
+
+
+# --------------------------------------------------------------------------------------------
+# What an existing JSON or JSONL file is: ours, or someone else's
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, text", [
+    ("out.json", render([cue(1.0, 2.0, "Hello")], "json")),
+    ("out.JSON", '{"cues": []}'),
+    ("out.jsonl", render([cue(1.0, 2.0, "Hello")], "jsonl")),
+    ("out.jsonl", '\n  \n{"start": 1.0, "text": "after blank lines"}\n'),
+    ("out.jsonl", "\n\n"),  # no record at all: nothing to lose
+])
+def test_a_json_output_of_this_tool_may_be_replaced(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    check_replaceable(str(path))
+
+
+@pytest.mark.parametrize("name, text", [
+    ("package.json", '{"name": "app", "version": "1.0.0"}'),
+    ("out.json", "[1, 2, 3]"),
+    ("out.json", '{"cues": "not a list"}'),
+    ("out.json", "{not json"),
+    ("out.jsonl", '{"name": "a log line"}\n'),
+    ("out.jsonl", "[1.0, 2.0]\n"),
+    ("out.jsonl", "plain words\n"),
+    ("out.json", '{"cues": [], "note": "' + "a" * 5000 + '\udcff"}'),  # UTF-8 for 4 KiB, then not
+])
+def test_other_json_under_an_output_name_is_refused(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    with pytest.raises(SubextractError, match="is not a subtitle file this tool writes"):
+        check_replaceable(str(path))
+
+
+def test_a_json_file_is_read_to_tell_it_apart_up_to_64_mib(tmp_path):
+    """A JSON output is read whole: one of exactly the limit still is (trailing whitespace is JSON),
+    one past it is someone else's whatever it holds (a sparse file: nothing of it is written)."""
+    limit = 64 * 1024 * 1024
+    at_limit = tmp_path / "at.json"
+    document = b'{"cues": []}'
+    at_limit.write_bytes(document + b" " * (limit - len(document)))
+    check_replaceable(str(at_limit))
+    past = tmp_path / "past.json"
+    with open(past, "wb") as handle:
+        handle.write(document + b" " * 8192)
+        handle.truncate(limit + 1)
+    with pytest.raises(SubextractError, match="is not a subtitle file this tool writes"):
+        check_replaceable(str(past))
+
+
+@pytest.fixture
+def ascii_locale():
+    """The C locale for this process's text files (no UTF-8 mode): a file opened without an
+    encoding is ASCII, as under LANG=C."""
+    import locale
+
+    previous = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        assert "utf" not in locale.getpreferredencoding(False).lower()
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, previous)
+
+
+def test_under_an_ascii_locale_outputs_are_written_and_recognised_as_utf8(tmp_path, ascii_locale):
+    path = tmp_path / "out.json"
+    write_text(str(path), render([cue(1.0, 2.0, "今天天气很好")], "json"))
+    assert json.loads(path.read_bytes().decode("utf-8"))["cues"][0]["text"] == "今天天气很好"
+    check_replaceable(str(path))  # read back as UTF-8: still this tool's JSON
+
+
+def test_under_an_ascii_locale_a_fifo_gets_utf8(tmp_path, ascii_locale):
+    fifo = tmp_path / "pipe.srt"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        write_text(str(fifo), "今天\n")
+        assert os.read(reader, 100) == "今天\n".encode("utf-8")
+    finally:
+        os.close(reader)
+
+
+# --------------------------------------------------------------------------------------------
+# Lines as a subtitle file may hold them
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, shown", [
+    ("Plain line, 今天 ä", "Plain line, 今天 ä"),
+    ("tab\tseparated", "tab separated"),  # no other control character to drop
+    ("bell\x07 nul\x00 esc\x1b[31m del\x7f c1\x85 end", "bell nul esc[31m del c1 end"),
+    ("\u202eevil\u202c \u2066iso\u2069 \u200fRLM and \u200eLRM kept", "evil iso \u200fRLM and \u200eLRM kept"),
+    ("\u202a\tboth\x00", " both"),
+])
+def test_shown_line_drops_control_characters_and_bidi_overrides_and_keeps_the_rest(line, shown):
+    assert write.shown_line(line) == shown
+
+
+def test_an_arrow_in_an_srt_line_cannot_split_the_cue():
+    text = render([cue(1.0, 2.0, "00:00:05,000 --> 00:00:06,000", "A --> B"), cue(3.0, 4.0, "next")], "srt")
+    assert [item.text for item in pysrt.from_string(text)] == ["00:00:05,000 -> 00:00:06,000\nA -> B", "next"]
+
+
+@pytest.mark.parametrize("last_line", ["Malcolm X", "a trailing tab\t", "NBSP\u00a0"])
+def test_plain_text_ends_with_the_last_line_as_read(last_line):
+    text = render([cue(0.0, 1.0, "first"), cue(1.0, 2.0, last_line)], "txt")
+    assert text == f"first\n\n{write.shown_line(last_line)}\n"
+
+
+# --------------------------------------------------------------------------------------------
+# The output's format: --format and the name's extension
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path, given, fmt", [
+    (None, None, "srt"), ("-", None, "srt"), ("out", None, "srt"), ("notes.log", None, "srt"),
+    ("out.vtt", None, "vtt"), ("OUT.ASS", None, "ass"), ("clip.mp4.jsonl", None, "jsonl"),
+    ("out.vtt", "vtt", "vtt"), ("-", "json", "json"), (None, "txt", "txt"), ("notes.log", "vtt", "vtt"),
+    ("out", "ass", "ass"),
+])
+def test_the_format_is_given_or_the_names_or_srt(path, given, fmt):
+    assert write.output_format(path, given) == fmt
+
+
+@pytest.mark.parametrize("path, given, named", [("out.vtt", "srt", "vtt"), ("OUT.Json", "jsonl", "json"),
+                                                ("clip.txt", "ass", "txt")])
+def test_a_format_the_name_contradicts_is_refused(path, given, named):
+    with pytest.raises(SubextractError) as refused:
+        write.output_format(path, given)
+    assert str(refused.value) == f"{path}: the name says {named}, --format says {given}; give one that agrees"
+
+
+# --------------------------------------------------------------------------------------------
+# File names
+# --------------------------------------------------------------------------------------------
+
+def test_a_file_name_of_255_bytes_is_accepted_and_one_more_refused(tmp_path):
+    check_writable(str(tmp_path / ("x" * 251 + ".srt")), force=False)
+    check_writable(str(tmp_path / ("字" * 83 + "x.srt")), force=False)  # 249 + 6 bytes
+    too_long = tmp_path / ("x" * 252 + ".srt")
+    with pytest.raises(SubextractError) as refused:
+        check_writable(str(too_long), force=False)
+    assert str(refused.value) == f"{too_long}: the file name is longer than 255 bytes, more than a folder holds"
+
+
+def test_temporary_files_of_names_alike_in_their_first_48_characters_differ():
+    common = "A film with a long title, part one of three - chapter"
+    first, second = write.temporary_prefix(common + " 1.srt"), write.temporary_prefix(common + " 2.srt")
+    assert first != second and first.startswith("." + common[:48] + ".")
