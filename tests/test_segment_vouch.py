@@ -13,7 +13,7 @@ import pytest
 from test_guard import sky
 from test_segment import SETTINGS, _fill, _outline, background
 
-from subextract.stages.mask import text_mask
+from subextract.stages.mask import stroke_lift, text_mask
 from subextract.stages.segment import Segmenter, _box_area
 
 FPS = 25
@@ -141,6 +141,30 @@ def test_a_static_textured_wall_behind_a_guard_line_does_not_hold_it():
     pictures = [picture(5 <= i < 35) for i in range(50)]
     assert np.count_nonzero(text_mask(picture(True), SETTINGS)) == 0
     assert [segment[:2] for segment in segments(pictures, {8: [FAINT_BOX]})] == [(5, 35)]
+
+
+@pytest.mark.parametrize("seen", [8, 20])
+def test_a_static_grainy_white_wall_behind_a_translucent_guard_line_does_not_hold_it(seen):
+    """Half-transparent white text over a static bright wall with grain: the strokes stand ~30
+    levels out, barely twice the grain's own lift, so hundreds of the wall's grain pixels clear
+    the guard line's hold (``boost_lift``, at least ``hold_contrast``). Those pixels lift as much
+    in the frames before the text appeared: they are the wall's, not the text's, and the line ends
+    with the text (frame 35), not on the wall's grain at the shot's end (50)."""
+    wall = np.clip(200 + np.random.default_rng(3).normal(0, 6, (80, 640)), 0, 255).astype(np.uint8)
+
+    def picture(shown: bool) -> np.ndarray:
+        out = wall.copy()
+        if shown:
+            out[FAINT_LINE] = np.round(0.5 * out[FAINT_LINE] + 0.5 * 255).astype(np.uint8)
+        return out
+
+    pictures = [picture(5 <= i < 35) for i in range(50)]
+    assert np.count_nonzero(text_mask(picture(True), SETTINGS)) == 0
+    area = _box_area(FAINT_BOX, 1.0, wall.shape, SETTINGS.centred_lines)
+    grain = area & (stroke_lift(wall, SETTINGS) >= SETTINGS.hold_contrast)
+    assert np.count_nonzero(grain) >= 5 * SETTINGS.min_line_strokes  # the bare wall alone would hold a line
+    # The line's box is the guard's area, as over a clean picture (the grain in the core made it wider).
+    assert segments(pictures, {seen: [FAINT_BOX]}) == [(5, 35, 4, 34, (GUARD_LINE,))]
 
 
 def test_a_guard_line_the_core_holds_strewn_is_one_of_the_segments_lines_in_order_down_the_band():

@@ -136,6 +136,9 @@ class _OpenSegment:
     # least what keeps text shown, hold_contrast), in every frame of the segment.
     boost: np.ndarray | None = None
     boost_lift: int = 0
+    # ... and of those, the pixels the picture lifted as much in every frame before the text came (a
+    # static textured wall's grain): there before the text and after it, never its strokes.
+    backdrop: np.ndarray | None = None
     text_changed: bool = False  # split off the segment before it where a glyph of that one's text changed
     # The latest frame's added line (_added_line), asked for twice a frame: (its mask, frames, line).
     added_memo: tuple[np.ndarray, int, np.ndarray | None] | None = None
@@ -263,7 +266,7 @@ class Segmenter:
         current = self._open
         mask = plain
         if current is not None and current.boost is not None:
-            mask = plain | (current.boost & (lift >= current.boost_lift))
+            mask = plain | (self._boosted(current) & (lift >= current.boost_lift))
         if current is not None and current.area is not None:
             # The guard's line goes on while its area holds a line's worth of strokes.
             holds_text = holds_text or np.count_nonzero(mask & current.area) >= self.settings.min_line_strokes
@@ -326,6 +329,7 @@ class Segmenter:
                 self._trim_start(opened)
                 if opened.after_gap:
                     self._look_back(opened, view)
+                self._find_backdrop(opened)
         self._views.append((pts, view))
         self._previous_pts = pts
 
@@ -371,6 +375,38 @@ class Segmenter:
             # (a textured wall, grain) lifts less and must not become part of its text.
             current.boost_lift = max(self.settings.hold_contrast,
                                      int(np.percentile(lift[current.boost], _LINE_STROKES_PERCENTILE)) // 2)
+            if current.frames >= self.settings.confirm_frames:
+                self._find_backdrop(current)
+
+    @staticmethod
+    def _boosted(segment: _OpenSegment) -> np.ndarray:
+        """Where the segment's strokes need only its guard line's lift: its boost less its backdrop."""
+        return segment.boost if segment.backdrop is None else segment.boost & ~segment.backdrop
+
+    def _find_backdrop(self, segment: _OpenSegment) -> None:
+        """Once a guard's segment knows its start: the pixels of its boost that lifted at least
+        ``boost_lift`` in every frame kept from before the start (since the latest segment's end)
+        (``confirm_frames`` of them at least) are the picture's own (grain of a static wall: a
+        translucent line's strokes may stand barely twice as far out as it does, and hold_contrast
+        floors the lift). They held the line on the bare wall to the shot's end; they are no part
+        of its text, so they leave its votes too. A moving picture lifts other pixels in each
+        frame and keeps (almost) none."""
+        if segment.boost is None or segment.votes is None:
+            return
+        before = [frame for pts, frame in self._views
+                  if pts < segment.start and (self._last_end is None or pts >= self._last_end)]
+        if len(before) < self.settings.confirm_frames:
+            # As for any decision of the segmenter, fewer frames are no evidence: the look back
+            # may have stopped a frame short of a text that was there from the first frame.
+            return
+        backdrop = segment.boost.copy()
+        for frame in before:
+            backdrop &= stroke_lift(frame, self.settings) >= segment.boost_lift
+        segment.backdrop = backdrop
+        segment.votes[backdrop] = 0
+        segment.core = segment.votes * 2 >= segment.frames
+        # The frames held back lose them too: the glyph-change test compares them with later masks.
+        segment.recent = deque(_Analysed(frame.pts, frame.band, frame.mask & ~backdrop) for frame in segment.recent)
 
     def _new_segment(self, start: float, before_start: float | None) -> _OpenSegment:
         return _OpenSegment(start=start, before_start=before_start, keeper=_FrameKeeper(self.settings.keep_frames))
@@ -397,7 +433,7 @@ class Segmenter:
         successor.text_changed = text_changed
         # The guard's line keeps its test.
         successor.vouched, successor.area = segment.vouched, segment.area
-        successor.boost, successor.boost_lift = segment.boost, segment.boost_lift
+        successor.boost, successor.boost_lift, successor.backdrop = segment.boost, segment.boost_lift, segment.backdrop
         yield from self.finish(start)
         for frame in carried:
             self._add(successor, frame)
