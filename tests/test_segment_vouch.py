@@ -143,28 +143,70 @@ def test_a_static_textured_wall_behind_a_guard_line_does_not_hold_it():
     assert [segment[:2] for segment in segments(pictures, {8: [FAINT_BOX]})] == [(5, 35)]
 
 
-@pytest.mark.parametrize("seen", [8, 20])
-def test_a_static_grainy_white_wall_behind_a_translucent_guard_line_does_not_hold_it(seen):
+GRAINY_WALL = np.clip(200 + np.random.default_rng(3).normal(0, 6, (80, 640)), 0, 255).astype(np.uint8)
+
+
+def on_grainy_wall(shown: bool) -> np.ndarray:
+    """The static bright wall with grain and, when ``shown``, the half-transparent white line over it."""
+    out = GRAINY_WALL.copy()
+    if shown:
+        out[FAINT_LINE] = np.round(0.5 * out[FAINT_LINE] + 0.5 * 255).astype(np.uint8)
+    return out
+
+
+@pytest.mark.parametrize("start, seen", [(5, 8), (5, 20), (3, 8)])
+def test_a_static_grainy_white_wall_behind_a_translucent_guard_line_does_not_hold_it(start, seen):
     """Half-transparent white text over a static bright wall with grain: the strokes stand ~30
     levels out, barely twice the grain's own lift, so hundreds of the wall's grain pixels clear
     the guard line's hold (``boost_lift``, at least ``hold_contrast``). Those pixels lift as much
-    in the frames before the text appeared: they are the wall's, not the text's, and the line ends
-    with the text (frame 35), not on the wall's grain at the shot's end (50)."""
-    wall = np.clip(200 + np.random.default_rng(3).normal(0, 6, (80, 640)), 0, 255).astype(np.uint8)
-
-    def picture(shown: bool) -> np.ndarray:
-        out = wall.copy()
-        if shown:
-            out[FAINT_LINE] = np.round(0.5 * out[FAINT_LINE] + 0.5 * 255).astype(np.uint8)
-        return out
-
-    pictures = [picture(5 <= i < 35) for i in range(50)]
-    assert np.count_nonzero(text_mask(picture(True), SETTINGS)) == 0
-    area = _box_area(FAINT_BOX, 1.0, wall.shape, SETTINGS.centred_lines)
-    grain = area & (stroke_lift(wall, SETTINGS) >= SETTINGS.hold_contrast)
+    in the frames before the text appeared (confirm_frames of them are enough: from frame 3): they
+    are the wall's, not the text's, and the line ends with the text (frame 35), not on the wall's
+    grain at the shot's end (50)."""
+    pictures = [on_grainy_wall(start <= i < 35) for i in range(50)]
+    assert np.count_nonzero(text_mask(on_grainy_wall(True), SETTINGS)) == 0
+    area = _box_area(FAINT_BOX, 1.0, GRAINY_WALL.shape, SETTINGS.centred_lines)
+    grain = area & (stroke_lift(GRAINY_WALL, SETTINGS) >= SETTINGS.hold_contrast)
     assert np.count_nonzero(grain) >= 5 * SETTINGS.min_line_strokes  # the bare wall alone would hold a line
     # The line's box is the guard's area, as over a clean picture (the grain in the core made it wider).
-    assert segments(pictures, {seen: [FAINT_BOX]}) == [(5, 35, 4, 34, (GUARD_LINE,))]
+    assert segments(pictures, {seen: [FAINT_BOX]}) == [(start, 35, start - 1, 34, (GUARD_LINE,))]
+
+
+def test_a_short_guard_line_on_a_grainy_wall_keeps_no_grain_in_its_strokes():
+    """A cue of seven frames, vouched for at its fourth: the wall's grain voted in the frames before
+    the segment settled, and would still be half its strokes at its end (a box wider than the
+    line); once known as the wall's, those votes go."""
+    pictures = [on_grainy_wall(5 <= i < 12) for i in range(40)]
+    assert segments(pictures, {8: [FAINT_BOX]}) == [(5, 12, 4, 11, (GUARD_LINE,))]
+
+
+def test_a_guard_line_replaced_in_place_on_a_grainy_wall_ends_with_its_successor():
+    """Two translucent cues in turn at one place of the grainy wall, the guard seeing only the
+    first: the second is split off the first (frame 20) and keeps its line's backdrop (no frame
+    since the first's end is left to find it again), so it ends with its text too."""
+    other = _fill("SEE YOU SOON", 25)
+
+    def picture(i: int) -> np.ndarray:
+        out = GRAINY_WALL.copy()
+        fill = FAINT_LINE if 5 <= i < 20 else other if 20 <= i < 35 else None
+        if fill is not None:
+            out[fill] = np.round(0.5 * out[fill] + 0.5 * 255).astype(np.uint8)
+        return out
+
+    assert segments([picture(i) for i in range(50)], {8: [FAINT_BOX]}) == \
+        [(5, 20, 4, 19, (GUARD_LINE,)), (20, 35, 19, 34, ((216, 0, 424, 32),))]
+
+
+def test_a_guard_line_shown_from_the_first_frame_keeps_its_strokes():
+    """The faint line over the drifting sky from the video's first frame; the look back stops a frame
+    short of it (frame 0 is too bright to show it). One frame before the start is no evidence of
+    the picture's own strokes: taken as such, they were the text's and split the line at frame 6."""
+    def picture(i: int) -> np.ndarray:
+        out = sky(i).astype(np.float32)
+        out[FAINT_LINE] = 0.4 * 255 + 0.6 * out[FAINT_LINE]
+        return np.round(out).astype(np.uint8)
+
+    found = segments([picture(i) if i < 35 else sky(i) for i in range(40)], {3: [FAINT_BOX]})
+    assert [segment[4] for segment in found] == [(GUARD_LINE,)]
 
 
 def test_a_guard_line_the_core_holds_strewn_is_one_of_the_segments_lines_in_order_down_the_band():

@@ -385,8 +385,8 @@ class Segmenter:
 
     def _find_backdrop(self, segment: _OpenSegment) -> None:
         """Once a guard's segment knows its start: the pixels of its boost that lifted at least
-        ``boost_lift`` in every frame kept from before the start (since the latest segment's end)
-        (``confirm_frames`` of them at least) are the picture's own (grain of a static wall: a
+        ``boost_lift`` in every frame kept from before the start (since the latest segment's end,
+        ``confirm_frames`` of them at least) are the picture's own (grain of a static wall: a
         translucent line's strokes may stand barely twice as far out as it does, and hold_contrast
         floors the lift). They held the line on the bare wall to the shot's end; they are no part
         of its text, so they leave its votes too. A moving picture lifts other pixels in each
@@ -405,8 +405,6 @@ class Segmenter:
         segment.backdrop = backdrop
         segment.votes[backdrop] = 0
         segment.core = segment.votes * 2 >= segment.frames
-        # The frames held back lose them too: the glyph-change test compares them with later masks.
-        segment.recent = deque(_Analysed(frame.pts, frame.band, frame.mask & ~backdrop) for frame in segment.recent)
 
     def _new_segment(self, start: float, before_start: float | None) -> _OpenSegment:
         return _OpenSegment(start=start, before_start=before_start, keeper=_FrameKeeper(self.settings.keep_frames))
