@@ -46,6 +46,9 @@ def upstream_key() -> str | None:
 def upstream_key_variable() -> str:
     return API_KEY_VARIABLE if _send_api_key and not os.environ.get(UPSTREAM_KEY_VARIABLE) else UPSTREAM_KEY_VARIABLE
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.5, 8.0  # seconds before the first retry, and the longest wait
+_JSON = {"Content-Type": "application/json"}
+
+Body = dict[str, Any] | bytes  # a request's JSON object, or the object already serialised
 
 
 @dataclass(frozen=True)
@@ -116,8 +119,9 @@ class OpenAiClient:
         raise SubextractError(f"{self._name} has {detail}; it serves: {', '.join(served) or 'none'} "
                               f"(choose one with {self.model_option})")
 
-    def complete_all(self, bodies: Sequence[dict[str, Any]]) -> list[Completion]:
-        """One chat-completion request per body, ``concurrency`` at a time, in order. On the
+    def complete_all(self, bodies: Sequence[Body]) -> list[Completion]:
+        """One chat-completion request per body (a JSON object, or one already serialised),
+        ``concurrency`` at a time, in order. On the
         first failure the requests not yet started are dropped and CompletionsFailed carries
         the completions obtained."""
         futures = [self._pool.submit(self._send, body) for body in bodies]
@@ -134,7 +138,7 @@ class OpenAiClient:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._client.close()
 
-    def _send(self, body: dict[str, Any]) -> Completion:
+    def _send(self, body: Body) -> Completion:
         attempt = 0
         while True:
             try:
@@ -145,9 +149,12 @@ class OpenAiClient:
                     raise SubextractError(f"{exc} (gave up after {attempt} attempts)") from None
                 time.sleep(exc.wait if exc.wait is not None else _backoff(attempt - 1))
 
-    def _post(self, body: dict[str, Any]) -> Completion:
+    def _post(self, body: Body) -> Completion:
         try:
-            response = self._client.post("/chat/completions", json=body)
+            if isinstance(body, bytes):
+                response = self._client.post("/chat/completions", content=body, headers=_JSON)
+            else:
+                response = self._client.post("/chat/completions", json=body)
         except httpx.ConnectError as exc:
             raise _Retryable(f"{self._name} is unreachable ({_reason(exc)})") from None
         except httpx.TimeoutException:

@@ -9,6 +9,7 @@ readings already obtained.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,8 @@ from subextract.config import OcrSettings
 from subextract.errors import SubextractError
 from subextract.schema import LineBox, Reading
 from subextract.stages.ocr.vlm import Reply, SendFailure, read_pictures, to_png
+
+_PICTURE_SLOT = "\x00picture\x00"  # where the data URL goes in a request's JSON
 
 
 class OpenAiEngine:
@@ -49,12 +52,14 @@ class OpenAiEngine:
         except CompletionsFailed as failure:
             raise SendFailure(str(failure), [_reply(c) if c else None for c in failure.completions]) from None
 
-    def _request_body(self, picture: np.ndarray, max_tokens: int) -> dict[str, Any]:
-        url = "data:image/png;base64," + base64.b64encode(to_png(picture)).decode("ascii")
+    def _request_body(self, picture: np.ndarray, max_tokens: int) -> bytes:
+        """The request's JSON with the picture's base64 spliced in: json.dumps would scan its
+        ~250 KB for characters to escape (base64 has none), ~1 ms of the client's GIL a crop."""
         body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}},
+            # First, so that the first _PICTURE_SLOT in the JSON is this one, whatever the prompt holds.
+            "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": _PICTURE_SLOT}},
                                                       {"type": "text", "text": self.settings.prompt}]}],
+            "model": self.model,
             "temperature": self.settings.temperature,
             "max_tokens": max_tokens,
             "logprobs": True,
@@ -66,8 +71,9 @@ class OpenAiEngine:
             body["vllm_xargs"] = self.settings.sampling_extra
         if not self.settings.skip_special_tokens:
             body["skip_special_tokens"] = False
-        return body
-
+        head, _, tail = json.dumps(body, ensure_ascii=False).partition(json.dumps(_PICTURE_SLOT))
+        return b"".join((head.encode(), b'"data:image/png;base64,', base64.b64encode(to_png(picture)), b'"',
+                         tail.encode()))
 
 def _reply(completion: Completion) -> Reply:
     return Reply(text=completion.text, confidence=completion.confidence)
