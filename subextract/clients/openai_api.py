@@ -14,11 +14,13 @@ on (``keep_api_key_private``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -85,9 +87,10 @@ class OpenAiClient:
         self.timeout = timeout
         self.retries = retries
         key = upstream_key()
-        self._client = httpx.Client(
+        tls = httpx.create_ssl_context()  # one for all the connections: each of its own costs milliseconds
+        self._connections = _Connections(concurrency, lambda: httpx.Client(
             base_url=self.server, timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {},
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency))
+            verify=tls, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)))
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm-request")
 
     @property
@@ -98,7 +101,8 @@ class OpenAiClient:
         """The served model to use: ``wanted``, which must be one the server lists, or the
         server's only model when none was named."""
         try:
-            response = self._client.get("/models")
+            with self._connections.one() as client:
+                response = client.get("/models")
         except httpx.TransportError as exc:
             raise SubextractError(f"{self._name} is unreachable ({_reason(exc)})") from None
         if response.status_code in (401, 403):
@@ -136,7 +140,7 @@ class OpenAiClient:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self._client.close()
+        self._connections.close()
 
     def _send(self, body: Body) -> Completion:
         attempt = 0
@@ -151,10 +155,11 @@ class OpenAiClient:
 
     def _post(self, body: Body) -> Completion:
         try:
-            if isinstance(body, bytes):
-                response = self._client.post("/chat/completions", content=body, headers=_JSON)
-            else:
-                response = self._client.post("/chat/completions", json=body)
+            with self._connections.one() as client:
+                if isinstance(body, bytes):
+                    response = client.post("/chat/completions", content=body, headers=_JSON)
+                else:
+                    response = client.post("/chat/completions", json=body)
         except httpx.ConnectError as exc:
             raise _Retryable(f"{self._name} is unreachable ({_reason(exc)})") from None
         except httpx.TimeoutException:
@@ -168,6 +173,42 @@ class OpenAiClient:
             raise SubextractError(f"{self._name} rejected the request: HTTP {response.status_code}: "
                                   f"{_error_message(response)}")
         return _completion(response.json())
+
+
+class _Connections:
+    """Up to ``limit`` keep-alive connections to one server, each an ``httpx.Client`` of one
+    connection, lent to one request at a time, the last returned first. Not one shared
+    ``httpx.Client`` of ``limit`` connections: httpcore's pool checks every connection against
+    every other on each request, which at 256 connections cost the client more CPU than the
+    rest of a request (bench/client_ceiling.py, docs/gpu.md)."""
+
+    def __init__(self, limit: int, connect: Callable[[], httpx.Client]) -> None:
+        self._limit = limit
+        self._connect = connect
+        self._idle: list[httpx.Client] = []
+        self._all: list[httpx.Client] = []
+        self._returned = threading.Condition()
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[httpx.Client]:
+        with self._returned:
+            while not self._idle and len(self._all) >= self._limit:
+                self._returned.wait()
+            client = self._idle.pop() if self._idle else None
+            if client is None:
+                client = self._connect()
+                self._all.append(client)
+        try:
+            yield client
+        finally:
+            with self._returned:
+                self._idle.append(client)
+                self._returned.notify()
+
+    def close(self) -> None:
+        with self._returned:
+            for client in self._all:
+                client.close()
 
 
 def _completion(data: dict[str, Any]) -> Completion:
