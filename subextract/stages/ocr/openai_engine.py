@@ -1,19 +1,19 @@
 """Any OpenAI-compatible server (``vllm serve``, SGLang, llama.cpp's server...) over HTTP.
 
 Each crop (or stack of crops) is one chat-completion request carrying the picture as a base64
-PNG data URL, sent through the shared client (``subextract.clients.openai_api``: bounded
+PNG data URL (stored, not deflated: ``vlm.to_png``), sent through the shared client (``subextract.clients.openai_api``: bounded
 concurrency, retries with backoff, the API key from ``SUBEXTRACT_API_KEY``). A failure keeps the
 readings already obtained.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pybase64
 
 from subextract.clients.balanced import BalancedClient, server_list
 from subextract.clients.openai_api import Completion, CompletionsFailed, OpenAiClient
@@ -72,7 +72,7 @@ class OpenAiEngine:
         if not self.settings.skip_special_tokens:
             body["skip_special_tokens"] = False
         head, _, tail = json.dumps(body, ensure_ascii=False).partition(json.dumps(_PICTURE_SLOT))
-        return b"".join((head.encode(), b'"data:image/png;base64,', base64.b64encode(to_png(picture)), b'"',
+        return b"".join((head.encode(), b'"data:image/png;base64,', pybase64.b64encode(to_png(picture)), b'"',
                          tail.encode()))
 
 def _reply(completion: Completion) -> Reply:
