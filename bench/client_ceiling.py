@@ -8,19 +8,19 @@ real engine (``create_engine`` with the preset's picture settings and ``--engine
 synthetic 1280x144 band crops (``bench/gpu.py``'s) through it in one ``read_batch`` per level of
 concurrency; the client's CPU time is this process's (every thread), the servers' is not in it.
 
-It also times each lossless picture format a vLLM server accepts in a data URL (vLLM decodes
-the base64 and hands the bytes to PIL, whatever the media type says): the client's encode, the
-body's size and the server's decode (PIL open, load, RGB, as vLLM does).
+It also times lossless picture formats a vLLM server accepts in a data URL (vLLM decodes the
+base64 and hands the bytes to PIL, whatever the media type says), on the synthetic band and on a
+real one from a sample video: the client's encode, the size and the server's decode (PIL open,
+load, RGB, as vLLM does).
 
 Usage:
-  python bench/client_ceiling.py [--n 512] [--levels 16,64,256] [--servers 2] [--profile FILE]
+  python bench/client_ceiling.py [--n 512] [--levels 16,64,256] [--servers 1] [--profile FILE]
   python bench/client_ceiling.py --formats          # the picture formats alone
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import contextlib
 import cProfile
 import io
@@ -35,11 +35,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+import pybase64
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+SAMPLE = REPO / "sample_videos" / "zh_bottom.mp4"
 MODEL = "ceiling-model"
 REPLY_TOKENS = ("the", " quick", " brown", " fox", " jumps", " over", " a", " lazy", " dog", " where",
                 " are", " you", " going", " tonight", " thank", " you", " for", " your", " help", " see",
@@ -97,7 +99,7 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def servers(count: int) -> Iterator[list[str]]:
+def servers(count: int) -> Iterator[tuple[list[str], list[int]]]:
     ports = [free_port() for _ in range(count)]
     processes = [subprocess.Popen([sys.executable, __file__, "--serve", str(port)]) for port in ports]
     try:
@@ -109,7 +111,7 @@ def servers(count: int) -> Iterator[list[str]]:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"the ceiling server on port {port} did not start")
                 time.sleep(0.1)
-        yield [f"http://127.0.0.1:{port}/v1" for port in ports]
+        yield [f"http://127.0.0.1:{port}/v1" for port in ports], [process.pid for process in processes]
     finally:
         for process in processes:
             process.terminate()
@@ -122,8 +124,8 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(urls: list[str], preset: str, crops: list[np.ndarray], concurrency: int, profile: str | None,
-            ) -> dict[str, float]:
+def measure(urls: list[str], server_pids: list[int], preset: str, crops: list[np.ndarray], concurrency: int,
+            profile: str | None) -> dict[str, float]:
     from subextract.config import load_settings
     from subextract.stages.ocr import create_engine
 
@@ -132,6 +134,7 @@ def measure(urls: list[str], preset: str, crops: list[np.ndarray], concurrency: 
     engine = create_engine(settings.ocr)
     engine.read_batch(crops[:concurrency])  # connections opened, threads started
     profiler = cProfile.Profile() if profile else None
+    served = sum(cpu_seconds(pid) for pid in server_pids)
     wall, cpu = time.perf_counter(), time.process_time()
     if profiler:
         profiler.enable()
@@ -140,15 +143,32 @@ def measure(urls: list[str], preset: str, crops: list[np.ndarray], concurrency: 
         profiler.disable()
         profiler.dump_stats(profile)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    served = sum(cpu_seconds(pid) for pid in server_pids) - served
+    engine._client.close()
     assert all(r.lines and r.lines[0].text == "".join(REPLY_TOKENS).strip() for r in readings)
     return {"concurrency": concurrency, "crops": len(crops), "crops_per_s": len(crops) / wall,
-            "client_cpu_ms_per_crop": 1000 * cpu / len(crops)}
+            "client_cpu_ms_per_crop": 1000 * cpu / len(crops), "server_cpu_ms_per_crop": 1000 * served / len(crops)}
+
+
+def video_band() -> np.ndarray:
+    """A real subtitle band: the bottom fifth of a sample video's frame with a subtitle, grey, 1280x144."""
+    import cv2
+
+    video = cv2.VideoCapture(str(SAMPLE))
+    video.set(cv2.CAP_PROP_POS_FRAMES, 200)
+    _, frame = video.read()
+    video.release()
+    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+    height = grey.shape[0]
+    return cv2.resize(grey[height * 78 // 100:height * 98 // 100], (1280, 144), interpolation=cv2.INTER_AREA)
 
 
 def picture_formats(crop: np.ndarray, repeats: int = 20) -> list[dict[str, float | str]]:
     """Each lossless way to put the crop in a data URL: encode, size, and vLLM's decode."""
     import cv2
     from PIL import Image
+
+    from subextract.stages.ocr.vlm import to_png
 
     def pil(fmt: str, **options):
         def encode() -> bytes:
@@ -160,19 +180,21 @@ def picture_formats(crop: np.ndarray, repeats: int = 20) -> list[dict[str, float
     def opencv(ext: str, *params: int):
         return lambda: cv2.imencode(ext, crop, list(params))[1].tobytes()
 
-    ways = {"PNG, PIL, level 6 (before)": pil("PNG"),
-            "PNG, PIL, level 1": pil("PNG", compress_level=1),
-            "PNG, OpenCV, level 1": opencv(".png", cv2.IMWRITE_PNG_COMPRESSION, 1),
-            "PNG, OpenCV, level 0": opencv(".png", cv2.IMWRITE_PNG_COMPRESSION, 0),
-            "BMP, OpenCV": opencv(".bmp"),
-            "PGM, OpenCV": opencv(".pgm")}
+    ways = {"PNG, PIL, zlib level 6": pil("PNG"),
+            "PNG, PIL, zlib level 1": pil("PNG", compress_level=1),
+            "PNG, OpenCV, zlib level 1": opencv(".png", cv2.IMWRITE_PNG_COMPRESSION, 1),
+            "PNG, OpenCV, RLE, up filter": opencv(".png", cv2.IMWRITE_PNG_COMPRESSION, 1, cv2.IMWRITE_PNG_STRATEGY,
+                                                  cv2.IMWRITE_PNG_STRATEGY_RLE, cv2.IMWRITE_PNG_FILTER,
+                                                  cv2.IMWRITE_PNG_FILTER_UP),
+            "PNG, stored (to_png)": lambda: to_png(crop),
+            "BMP, OpenCV": opencv(".bmp")}
     rows = []
     for name, encode in ways.items():
         data = encode()
         began = time.perf_counter()
         for _ in range(repeats):
             data = encode()
-            base64.b64encode(data)
+            pybase64.b64encode(data)
         encode_ms = 1000 * (time.perf_counter() - began) / repeats
         began = time.perf_counter()
         for _ in range(repeats):
@@ -190,7 +212,8 @@ def main() -> None:
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, default=512, help="crops per level (default 512)")
     parser.add_argument("--levels", default="16,64,256", help="concurrency levels (default 16,64,256)")
-    parser.add_argument("--servers", type=int, default=2, help="server processes (default 2; >1: the balancer)")
+    parser.add_argument("--servers", type=int, default=1,
+                        help="server processes (default 1; more: the balancer, one --server each)")
     parser.add_argument("--preset", default="hunyuanocr")
     parser.add_argument("--profile", help="cProfile the read at the last level into this file and print its top")
     parser.add_argument("--formats", action="store_true", help="time the picture formats alone")
@@ -202,17 +225,19 @@ def main() -> None:
 
     crops = band_crops(args.n)
     if args.formats:
-        for row in picture_formats(crops[0]):
-            print(f"{row['format']:28s} {row['bytes']:7d} bytes  encode+base64 {row['encode_ms']:6.2f} ms  "
-                  f"decode {row['decode_ms']:6.2f} ms")
+        for name, crop in (("synthetic band", crops[0]), (f"{SAMPLE.name}'s band", video_band())):
+            for row in picture_formats(crop):
+                print(f"{name:22s} {row['format']:28s} {row['bytes']:7d} bytes  encode+base64 "
+                      f"{row['encode_ms']:6.2f} ms  decode {row['decode_ms']:6.2f} ms")
         return
     levels = [int(level) for level in args.levels.split(",")]
-    with servers(args.servers) as urls:
+    with servers(args.servers) as (urls, pids):
         for level in levels:
             profile = args.profile if args.profile and level == levels[-1] else None
-            row = measure(urls, args.preset, crops, level, profile)
+            row = measure(urls, pids, args.preset, crops, level, profile)
             print(f"concurrency {level:4d}: {row['crops_per_s']:7.1f} crops/s, "
-                  f"client CPU {row['client_cpu_ms_per_crop']:6.2f} ms a crop", flush=True)
+                  f"client CPU {row['client_cpu_ms_per_crop']:6.2f} ms a crop "
+                  f"(servers' {row['server_cpu_ms_per_crop']:.2f})", flush=True)
     if args.profile:
         pstats.Stats(args.profile).sort_stats("tottime").print_stats(25)
 

@@ -1,9 +1,9 @@
 """Any OpenAI-compatible server (``vllm serve``, SGLang, llama.cpp's server...) over HTTP.
 
 Each crop (or stack of crops) is one chat-completion request carrying the picture as a base64
-PNG data URL (stored, not deflated: ``vlm.to_png``), sent through the shared client (``subextract.clients.openai_api``: bounded
-concurrency, retries with backoff, the API key from ``SUBEXTRACT_API_KEY``). A failure keeps the
-readings already obtained.
+PNG data URL (stored, not deflated: ``vlm.to_png``), sent through the shared client
+(``subextract.clients.openai_api``: bounded concurrency, retries with backoff, the API key from
+``SUBEXTRACT_API_KEY``). A failure keeps the readings already obtained.
 """
 
 from __future__ import annotations
