@@ -32,6 +32,9 @@ from subextract.stages.ocr.vlm import Reply, read_pictures, to_pil
 
 log = logging.getLogger(__name__)
 
+# vLLM's own default share of the device's memory for one engine.
+_VLLM_MEMORY_SHARE = 0.9
+
 
 class VllmEngine:
     name = "vllm"
@@ -42,6 +45,8 @@ class VllmEngine:
                                   "--config paddleocr-vl)")
         self.settings = settings
         options = dict(settings.engine_options)
+        if settings.replicas > 1:  # one of several engines on the device (stages/ocr/replicas.py)
+            options["gpu_memory_utilization"] = options.get("gpu_memory_utilization", _VLLM_MEMORY_SHARE) / settings.replicas
         self._tower = vision_tower(settings, options)
         if self._tower is not None:
             # Embeddings only: vLLM leaves its own tower out (no image limit) and takes image_embeds.
