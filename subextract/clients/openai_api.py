@@ -125,9 +125,8 @@ class OpenAiClient:
 
     def complete_all(self, bodies: Sequence[Body]) -> list[Completion]:
         """One chat-completion request per body (a JSON object, or one already serialised),
-        ``concurrency`` at a time, in order. On the
-        first failure the requests not yet started are dropped and CompletionsFailed carries
-        the completions obtained."""
+        ``concurrency`` at a time, in order. On the first failure the requests not yet started
+        are dropped and CompletionsFailed carries the completions obtained."""
         futures = [self._pool.submit(self._send, body) for body in bodies]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = next((f for f in futures if f in done and f.exception() is not None), None)
@@ -194,8 +193,9 @@ class _Connections:
         with self._returned:
             while not self._idle and len(self._all) >= self._limit:
                 self._returned.wait()
-            client = self._idle.pop() if self._idle else None
-            if client is None:
+            if self._idle:
+                client = self._idle.pop()
+            else:
                 client = self._connect()
                 self._all.append(client)
         try:

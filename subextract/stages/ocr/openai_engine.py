@@ -75,5 +75,6 @@ class OpenAiEngine:
         return b"".join((head.encode(), b'"data:image/png;base64,', pybase64.b64encode(to_png(picture)), b'"',
                          tail.encode()))
 
+
 def _reply(completion: Completion) -> Reply:
     return Reply(text=completion.text, confidence=completion.confidence)
