@@ -140,6 +140,7 @@ class OcrSettings:
     timeout: Positive
     retries: NonNegativeInt
     engine_options: dict[str, Any]
+    replicas: Count = 1  # vllm, transformers: copies of the engine, each in a process of its own
     # The --lang of the run (set by the pipeline, not by a preset): rapidocr routes lines of
     # other scripts to Tesseract's models by it (stages/ocr/routed.py).
     lang: str = "all"

@@ -30,6 +30,7 @@ from subextract.cli import main  # noqa: E402
 from subextract.config import load_settings  # noqa: E402
 from subextract.errors import SubextractError  # noqa: E402
 from subextract.stages.ocr import create_engine  # noqa: E402
+from subextract.stages.ocr.vlm import prepare  # noqa: E402
 from vlm_fixtures import (REPO, SAMPLE, RecordingProxy, VllmServer, free_port, recording, reference_cues,  # noqa: E402
                           serving, tiny_config, tiny_hunyuan_ocr, tiny_model)
 
@@ -85,6 +86,30 @@ def test_requests_overlap_and_carry_the_api_key(proxy, monkeypatch):
     assert len(proxy.completions) == 12
     assert 2 <= proxy.max_in_flight() <= 4, proxy.completions
     assert proxy.authorizations == {f"Bearer {API_KEY}"}
+
+
+def test_the_server_reads_the_pixels_the_engine_prepared(proxy):
+    """Each request's picture (a stored PNG, in a body serialised around it) decodes, the way vLLM
+    decodes it, to exactly the pixels the engine prepared: a grey band scaled down to max_side, a
+    colour one in OpenCV's BGR order, a view into a larger frame; and vLLM reads each one."""
+    from vllm.multimodal.media.image import ImageMediaIO
+
+    settings = openai_settings(proxy.url, concurrency=1, max_side=512)
+    rng = np.random.default_rng(3)
+    frame = rng.integers(0, 256, (120, 700), dtype=np.uint8)
+    crops = [rng.integers(0, 256, (72, 640), dtype=np.uint8), rng.integers(0, 256, (48, 400, 3), dtype=np.uint8),
+             frame[30:90, 50:450]]
+    create_engine(settings).read_batch(crops)
+    assert len(proxy.bodies) == len(crops) and all(reply.get("choices") for reply in proxy.replies)
+    shapes = []
+    for body, crop in zip(proxy.bodies, crops):
+        media_type, data = body["messages"][0]["content"][0]["image_url"]["url"].removeprefix("data:").split(";base64,")
+        received = np.asarray(ImageMediaIO(image_mode="RGB").load_base64(media_type, data).media)
+        prepared = prepare(crop, settings.max_side, settings.max_pixels)
+        assert np.array_equal(received, np.dstack([prepared] * 3) if prepared.ndim == 2 else prepared[..., ::-1])
+        shapes.append(received.shape)
+        assert body["messages"][0]["content"][1] == {"type": "text", "text": "OCR:"}
+    assert shapes == [(58, 512, 3), (48, 400, 3), (60, 400, 3)]
 
 
 def test_special_tokens_kept_only_where_the_preset_says(proxy):

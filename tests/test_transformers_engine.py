@@ -14,8 +14,10 @@ import dataclasses
 import importlib.util
 import io
 import json
+import multiprocessing
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -28,6 +30,7 @@ from subextract.cli import main  # noqa: E402
 from subextract.config import load_settings  # noqa: E402
 from subextract.errors import SubextractError  # noqa: E402
 from subextract.stages.ocr import create_engine  # noqa: E402
+from subextract.stages.ocr.replicas import MIN_CHUNK  # noqa: E402
 from vlm_fixtures import (SAMPLE, TINY_ENGINE_OPTIONS, reference_cues, tiny_config, tiny_hunyuan_ocr,  # noqa: E402
                           tiny_model)
 
@@ -41,11 +44,15 @@ def model(tmp_path_factory):
     return tiny_model(tmp_path_factory.getbasetemp())
 
 
-def engine_for(model, engine: str = "transformers", **options):
+def settings_for(model, engine: str = "transformers", **options):
     settings = load_settings(overrides={"ocr": {"engine": engine, "model": str(model), "prompt": "OCR:",
                                                 "max_tokens": 12}})
     base = {"dtype": "float32"} if engine == "transformers" else TINY_ENGINE_OPTIONS
-    return create_engine(dataclasses.replace(settings.ocr, engine_options={**base, **options}))
+    return dataclasses.replace(settings.ocr, engine_options={**base, **options})
+
+
+def engine_for(model, engine: str = "transformers", **options):
+    return create_engine(settings_for(model, engine, **options))
 
 
 def band_crops(count: int) -> list[np.ndarray]:
@@ -124,3 +131,57 @@ def test_missing_model_is_one_clear_line(tmp_path):
     with pytest.raises(SubextractError, match="transformers could not load model .*no-such-model") as caught:
         create_engine(settings)
     assert "\n" not in str(caught.value)
+
+
+def test_replicas_read_what_one_engine_reads_from_several_threads_at_once(model):
+    """--ocr-replicas 2: two engine processes behind one read_batch; each caller's readings in its
+    batch's order, the same texts one engine reads, callers on several threads served at once."""
+    crops = band_crops(5)
+    expected = texts(engine_for(model, batch_size=4).read_batch(crops))
+    replicated = create_engine(dataclasses.replace(settings_for(model, batch_size=4), replicas=2))
+    try:
+        pids = {replica._process.pid for replica in replicated._replicas}
+        assert len(pids) == 2 and os.getpid() not in pids
+        assert texts(replicated.read_batch(crops)) == expected
+        with ThreadPoolExecutor(3) as pool:
+            batches = list(pool.map(lambda order: [crops[i] for i in order], ([4, 3, 2, 1, 0], [1], [2, 0])))
+            results = list(pool.map(replicated.read_batch, batches))
+        assert [texts(r) for r in results] == [[expected[i] for i in order]
+                                                for order in ([4, 3, 2, 1, 0], [1], [2, 0])]
+        assert replicated.read_batch([]) == []
+        # A batch below two chunks' worth goes whole to one replica; a larger one is cut between them.
+        before = [replica.read for replica in replicated._replicas]
+        replicated.read_batch([crops[i % len(crops)] for i in range(MIN_CHUNK + 1)])
+        grew = [replica.read - b for replica, b in zip(replicated._replicas, before)]
+        assert sorted(grew) == [0, MIN_CHUNK + 1]
+        before = [replica.read for replica in replicated._replicas]
+        replicated.read_batch([crops[i % len(crops)] for i in range(2 * MIN_CHUNK)])
+        assert [replica.read - b for replica, b in zip(replicated._replicas, before)] == [MIN_CHUNK, MIN_CHUNK]
+    finally:
+        replicated.close()
+    assert not any(replica._process.is_alive() for replica in replicated._replicas)
+
+
+def test_a_replica_that_cannot_start_is_one_line_and_leaves_no_process(tmp_path):
+    settings = dataclasses.replace(load_settings().ocr, engine="transformers", model=str(tmp_path / "no-such-model"),
+                                   replicas=2)
+    before = set(multiprocessing.active_children())
+    with pytest.raises(SubextractError, match="transformers could not load model .*no-such-model") as caught:
+        create_engine(settings)
+    assert "\n" not in str(caught.value)
+    assert set(multiprocessing.active_children()) <= before
+
+
+def test_pipeline_reads_every_segment_with_replicas(model, tmp_path):
+    out = tmp_path / "cues.json"
+    config = tiny_config(tmp_path / "tiny.yaml", engine_options={"dtype": "float32", "batch_size": 8})
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main([str(SAMPLE), "--engine", "transformers", "--model", str(model), "--config", str(config),
+                     "--ocr-replicas", "2", "--end", str(END), "--region", "bottom", "--format", "json",
+                     "-o", str(out)])
+    assert code == 0, err.getvalue()
+    result = json.loads(out.read_text())
+    found = [t for c in result["cues"] for t in (c["start"], c["end"])]
+    assert found == pytest.approx([t for cue in reference_cues(END) for t in cue], abs=FRAME + 1e-3)
+    assert all(cue["lines"] for cue in result["cues"])

@@ -104,6 +104,10 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     ocr.add_argument("--stack", type=count_arg, metavar="N",
                      help="stack N subtitle strips into one picture per request (faster on a GPU; a reply that "
                           "does not give one line per strip is read again strip by strip)")
+    ocr.add_argument("--ocr-replicas", type=count_arg, metavar="N",
+                     help="vllm, transformers: N copies of the engine on the one GPU, each in a process of its own "
+                          "(more crops a second where one engine's per-request work on one CPU core is the limit; "
+                          "vLLM's gpu_memory_utilization is shared between them)")
     ocr.add_argument("--engine-option", action="append", type=engine_option_arg, metavar="KEY=VALUE",
                      help="vllm: one keyword argument of vllm.LLM (a YAML value), e.g. max_num_seqs=64; repeatable")
 
@@ -211,7 +215,8 @@ def ocr_overrides(args: argparse.Namespace) -> dict:
     options = getattr(args, "engine_option", None)
     return {"engine": getattr(args, "engine", None), "model": getattr(args, "model", None),
             "server": " ".join(servers) if servers else None, "concurrency": getattr(args, "concurrency", None),
-            "stack": getattr(args, "stack", None), "engine_options": dict(options) if options else None}
+            "stack": getattr(args, "stack", None), "replicas": getattr(args, "ocr_replicas", None),
+            "engine_options": dict(options) if options else None}
 
 
 def add_logging_options(parser: argparse.ArgumentParser) -> None:

@@ -14,9 +14,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
-from subextract.clients.openai_api import Completion, OpenAiClient
+from subextract.clients.openai_api import Body, Completion, OpenAiClient
 from subextract.errors import SubextractError
 
 
@@ -54,7 +53,7 @@ class BalancedClient(OpenAiClient):
         for replica in self.replicas:
             replica.close()
 
-    def _send(self, body: dict[str, Any]) -> Completion:
+    def _send(self, body: Body) -> Completion:
         """To the least busy replica; one that fails it (after its own retries) hands it to the next."""
         failed: set[int] = set()
         while True:

@@ -14,11 +14,13 @@ on (``keep_api_key_private``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import random
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +48,9 @@ def upstream_key() -> str | None:
 def upstream_key_variable() -> str:
     return API_KEY_VARIABLE if _send_api_key and not os.environ.get(UPSTREAM_KEY_VARIABLE) else UPSTREAM_KEY_VARIABLE
 _BACKOFF_FIRST, _BACKOFF_MAX = 0.5, 8.0  # seconds before the first retry, and the longest wait
+_JSON = {"Content-Type": "application/json"}
+
+Body = dict[str, Any] | bytes  # a request's JSON object, or the object already serialised
 
 
 @dataclass(frozen=True)
@@ -82,9 +87,10 @@ class OpenAiClient:
         self.timeout = timeout
         self.retries = retries
         key = upstream_key()
-        self._client = httpx.Client(
+        tls = httpx.create_ssl_context()  # one for all the connections: each of its own costs milliseconds
+        self._connections = _Connections(concurrency, lambda: httpx.Client(
             base_url=self.server, timeout=timeout, headers={"Authorization": f"Bearer {key}"} if key else {},
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency))
+            verify=tls, limits=httpx.Limits(max_connections=1, max_keepalive_connections=1)))
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="llm-request")
 
     @property
@@ -95,7 +101,8 @@ class OpenAiClient:
         """The served model to use: ``wanted``, which must be one the server lists, or the
         server's only model when none was named."""
         try:
-            response = self._client.get("/models")
+            with self._connections.one() as client:
+                response = client.get("/models")
         except httpx.TransportError as exc:
             raise SubextractError(f"{self._name} is unreachable ({_reason(exc)})") from None
         if response.status_code in (401, 403):
@@ -116,11 +123,13 @@ class OpenAiClient:
         raise SubextractError(f"{self._name} has {detail}; it serves: {', '.join(served) or 'none'} "
                               f"(choose one with {self.model_option})")
 
-    def complete_all(self, bodies: Sequence[dict[str, Any]]) -> list[Completion]:
-        """One chat-completion request per body, ``concurrency`` at a time, in order. On the
+    def complete_all(self, bodies: Sequence[Body | Callable[[], Body]]) -> list[Completion]:
+        """One chat-completion request per body (a JSON object, one already serialised, or a
+        function that makes one, called in the request's own thread: the first requests are on
+        their way while the next bodies are made), ``concurrency`` at a time, in order. On the
         first failure the requests not yet started are dropped and CompletionsFailed carries
         the completions obtained."""
-        futures = [self._pool.submit(self._send, body) for body in bodies]
+        futures = [self._pool.submit(self._make_and_send, body) for body in bodies]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = next((f for f in futures if f in done and f.exception() is not None), None)
         if failed is None:
@@ -132,9 +141,12 @@ class OpenAiClient:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self._client.close()
+        self._connections.close()
 
-    def _send(self, body: dict[str, Any]) -> Completion:
+    def _make_and_send(self, body: Body | Callable[[], Body]) -> Completion:
+        return self._send(body() if callable(body) else body)
+
+    def _send(self, body: Body) -> Completion:
         attempt = 0
         while True:
             try:
@@ -145,9 +157,13 @@ class OpenAiClient:
                     raise SubextractError(f"{exc} (gave up after {attempt} attempts)") from None
                 time.sleep(exc.wait if exc.wait is not None else _backoff(attempt - 1))
 
-    def _post(self, body: dict[str, Any]) -> Completion:
+    def _post(self, body: Body) -> Completion:
         try:
-            response = self._client.post("/chat/completions", json=body)
+            with self._connections.one() as client:
+                if isinstance(body, bytes):
+                    response = client.post("/chat/completions", content=body, headers=_JSON)
+                else:
+                    response = client.post("/chat/completions", json=body)
         except httpx.ConnectError as exc:
             raise _Retryable(f"{self._name} is unreachable ({_reason(exc)})") from None
         except httpx.TimeoutException:
@@ -161,6 +177,43 @@ class OpenAiClient:
             raise SubextractError(f"{self._name} rejected the request: HTTP {response.status_code}: "
                                   f"{_error_message(response)}")
         return _completion(response.json())
+
+
+class _Connections:
+    """Up to ``limit`` keep-alive connections to one server, each an ``httpx.Client`` of one
+    connection, lent to one request at a time, the last returned first. Not one shared
+    ``httpx.Client`` of ``limit`` connections: httpcore's pool checks every connection against
+    every other on each request, which at 256 connections cost the client more CPU than the
+    rest of a request (bench/client_ceiling.py, docs/gpu.md)."""
+
+    def __init__(self, limit: int, connect: Callable[[], httpx.Client]) -> None:
+        self._limit = limit
+        self._connect = connect
+        self._idle: list[httpx.Client] = []
+        self._all: list[httpx.Client] = []
+        self._returned = threading.Condition()
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[httpx.Client]:
+        with self._returned:
+            while not self._idle and len(self._all) >= self._limit:
+                self._returned.wait()
+            if self._idle:
+                client = self._idle.pop()
+            else:
+                client = self._connect()
+                self._all.append(client)
+        try:
+            yield client
+        finally:
+            with self._returned:
+                self._idle.append(client)
+                self._returned.notify()
+
+    def close(self) -> None:
+        with self._returned:
+            for client in self._all:
+                client.close()
 
 
 def _completion(data: dict[str, Any]) -> Completion:

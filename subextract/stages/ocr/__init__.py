@@ -22,8 +22,9 @@ from subextract.config import OcrSettings
 from subextract.errors import SubextractError
 from subextract.schema import LineBox, Reading, TextLine
 
-__all__ = ["ENGINES", "EnginePool", "EngineTraits", "OcrEngine", "OcrFailure", "Reading", "SerializedEngine",
-           "TextLine", "create_engine", "engine_traits", "set_up"]
+__all__ = ["ENGINES", "DeferredEngine", "EnginePool", "EngineTraits", "OcrEngine", "OcrFailure", "Reading",
+           "SerializedEngine", "TextLine", "construct_engine", "create_engine", "engine_traits", "replicated", "set_up",
+           "sharing"]
 
 
 class OcrFailure(SubextractError):
@@ -67,6 +68,9 @@ class EngineTraits:
     # ``read_batch`` takes ``frames``, a few single frames per picture, and reads a line again
     # from them where the picture reads it without confidence.
     second_look: bool = False
+    # Runs a model in this process: ``ocr.replicas`` > 1 runs that many copies, each in a process of
+    # its own on the same device (stages/ocr/replicas.py).
+    replicable: bool = False
 
 
 ENGINES: dict[str, EngineTraits] = {traits.name: traits for traits in (
@@ -79,11 +83,11 @@ ENGINES: dict[str, EngineTraits] = {traits.name: traits for traits in (
                  second_look=True),
     # vLLM's LLM is not thread-safe; a GPU model is loaded once, 17-82 s on the H200.
     EngineTraits("vllm", "subextract.stages.ocr.vllm_engine:VllmEngine", "serialized", True, False, False,
-                 "a vision-language model run in this process by vLLM"),
+                 "a vision-language model run in this process by vLLM", replicable=True),
     EngineTraits("openai", "subextract.stages.ocr.openai_engine:OpenAiEngine", "concurrent", False, False, False,
                  "any OpenAI-compatible server such as `vllm serve`"),
     EngineTraits("transformers", "subextract.stages.ocr.transformers_engine:TransformersEngine", "serialized", True,
-                 False, False, "the same model through PyTorch generate (debugging, baselines)"),
+                 False, False, "the same model through PyTorch generate (debugging, baselines)", replicable=True),
 )}
 
 
@@ -94,7 +98,27 @@ def engine_traits(name: str) -> EngineTraits:
         raise SubextractError(f"unknown OCR engine {name!r} (available: {', '.join(ENGINES)})") from None
 
 
+def replicated(settings: OcrSettings) -> bool:
+    """Whether the engine runs as ``settings.replicas`` processes (engines that run no model here,
+    such as openai with a --server per replica, ignore the setting)."""
+    return settings.replicas > 1 and engine_traits(settings.engine).replicable
+
+
+def sharing(settings: OcrSettings) -> Sharing:
+    """How one instance of the engine may be shared between threads: replicas serve many at once."""
+    return "concurrent" if replicated(settings) else engine_traits(settings.engine).sharing
+
+
 def create_engine(settings: OcrSettings) -> OcrEngine:
+    if replicated(settings):
+        from subextract.stages.ocr.replicas import ReplicatedEngine
+
+        return ReplicatedEngine(settings)
+    return construct_engine(settings)
+
+
+def construct_engine(settings: OcrSettings) -> OcrEngine:
+    """One instance of the engine, in this process, whatever ``settings.replicas`` says."""
     module, _, cls = engine_traits(settings.engine).factory.partition(":")
     return getattr(importlib.import_module(module), cls)(settings)
 
@@ -117,22 +141,32 @@ def set_up(settings: OcrSettings) -> "Future[OcrEngine]":
     return future
 
 
-class SerializedEngine:
-    """One engine instance for several threads, one batch at a time; each job's OCR worker still
-    gathers what queued up meanwhile into one batch. Handed out while it is still being set up:
-    the jobs probe and decode meanwhile, only their first read waits for it."""
+class DeferredEngine:
+    """One engine instance for several threads at once, handed out while it is still being set
+    up: the jobs probe and decode meanwhile, only their first read waits for it."""
 
     def __init__(self, engine: "Future[OcrEngine]") -> None:
         self._engine = engine
-        self._lock = threading.Lock()
 
-    def read_batch(self, *args: Any) -> list[Reading]:
-        engine = self._engine.result()
-        with self._lock:
-            return engine.read_batch(*args)
+    def read_batch(self, *args: Any, **kwargs: Any) -> list[Reading]:
+        return self._engine.result().read_batch(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine.result(), name)
+
+
+class SerializedEngine(DeferredEngine):
+    """A DeferredEngine read one batch at a time; each job's OCR worker still gathers what
+    queued up meanwhile into one batch."""
+
+    def __init__(self, engine: "Future[OcrEngine]") -> None:
+        super().__init__(engine)
+        self._lock = threading.Lock()
+
+    def read_batch(self, *args: Any, **kwargs: Any) -> list[Reading]:
+        engine = self._engine.result()
+        with self._lock:
+            return engine.read_batch(*args, **kwargs)
 
 
 class EnginePool:
@@ -143,6 +177,7 @@ class EnginePool:
     def __init__(self, settings: OcrSettings) -> None:
         self._settings = settings
         self._traits = engine_traits(settings.engine)
+        self._sharing = sharing(settings)
         self._local = threading.local()
         self._shared: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -151,13 +186,17 @@ class EnginePool:
         """The engine for a job of ``lang`` (its --lang; None: the pool's settings' own)."""
         lang = lang if lang is not None and self._traits.reads_by_language else self._settings.lang
         settings = self._settings if lang == self._settings.lang else replace(self._settings, lang=lang)
-        if self._traits.sharing == "per_thread":
+        if self._sharing == "per_thread":
             engines = self._local.__dict__.setdefault("engines", {})
             if lang not in engines:
                 engines[lang] = create_engine(settings)
             return engines[lang]
         with self._lock:
             if lang not in self._shared:
-                self._shared[lang] = (create_engine(settings) if self._traits.sharing == "concurrent"
-                                      else SerializedEngine(set_up(settings)))
+                if self._sharing == "serialized":
+                    self._shared[lang] = SerializedEngine(set_up(settings))
+                elif self._traits.set_up_in_background:
+                    self._shared[lang] = DeferredEngine(set_up(settings))
+                else:
+                    self._shared[lang] = create_engine(settings)
             return self._shared[lang]
