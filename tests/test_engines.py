@@ -115,3 +115,19 @@ def test_shared_engines_are_created_once_serialized_unless_concurrent(monkeypatc
         assert len(made) == 1 and all(engine is engines[0] for engine in engines)
         assert isinstance(engines[0], SerializedEngine) == wrapped
         assert engines[0].read_batch([np.zeros((4, 4), np.uint8)]) == [Reading(lines=())]
+
+
+def test_each_vllm_replica_keeps_the_room_one_engine_leaves():
+    """One engine at 0.9 leaves a tenth of the device for what vLLM does not count (the CUDA
+    context, the vision tower run beside it); four replicas at 0.225 each left none and ran out of
+    memory on the H200, at 0.15 each they ran."""
+    from subextract.stages.ocr.vllm_engine import replica_memory_share
+
+    assert replica_memory_share(0.9, 4) == pytest.approx(0.15)
+    assert replica_memory_share(0.9, 2) == pytest.approx(0.4)
+    assert replica_memory_share(0.5, 1) == pytest.approx(0.5)
+    for share, replicas in ((0.9, 4), (0.8, 3), (0.6, 2)):
+        taken = replicas * replica_memory_share(share, replicas)
+        assert taken + replicas * (1 - share) == pytest.approx(1.0)
+    with pytest.raises(SubextractError, match="12 OCR replicas do not fit on one device"):
+        replica_memory_share(0.9, 12)

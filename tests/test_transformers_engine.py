@@ -30,6 +30,7 @@ from subextract.cli import main  # noqa: E402
 from subextract.config import load_settings  # noqa: E402
 from subextract.errors import SubextractError  # noqa: E402
 from subextract.stages.ocr import create_engine  # noqa: E402
+from subextract.stages.ocr.replicas import MIN_CHUNK  # noqa: E402
 from vlm_fixtures import (SAMPLE, TINY_ENGINE_OPTIONS, reference_cues, tiny_config, tiny_hunyuan_ocr,  # noqa: E402
                           tiny_model)
 
@@ -148,6 +149,14 @@ def test_replicas_read_what_one_engine_reads_from_several_threads_at_once(model)
         assert [texts(r) for r in results] == [[expected[i] for i in order]
                                                 for order in ([4, 3, 2, 1, 0], [1], [2, 0])]
         assert replicated.read_batch([]) == []
+        # A batch below two chunks' worth goes whole to one replica; a larger one is cut between them.
+        before = [replica.read for replica in replicated._replicas]
+        replicated.read_batch([crops[i % len(crops)] for i in range(MIN_CHUNK + 1)])
+        grew = [replica.read - b for replica, b in zip(replicated._replicas, before)]
+        assert sorted(grew) == [0, MIN_CHUNK + 1]
+        before = [replica.read for replica in replicated._replicas]
+        replicated.read_batch([crops[i % len(crops)] for i in range(2 * MIN_CHUNK)])
+        assert [replica.read - b for replica, b in zip(replicated._replicas, before)] == [MIN_CHUNK, MIN_CHUNK]
     finally:
         replicated.close()
     assert not any(replica._process.is_alive() for replica in replicated._replicas)

@@ -7,15 +7,16 @@ the limit (HunyuanOCR's shape: the GPU busy ~35 % of the time at 107 crops/s; Pa
 engine 118 crops/s, four on the one GPU 446: docs/gpu.md). Threads would share one interpreter
 lock; processes each bring their own, and the GPU takes the work of all of them.
 
-A batch is cut into one contiguous chunk per replica, each chunk goes to the replica with the
-fewest pictures still queued, and the readings come back in the batch's order. Callers on several
+A batch is cut into contiguous chunks of at least ``MIN_CHUNK`` pictures, at most one per
+replica, each chunk goes to the replica with the fewest pictures still queued, and the readings come back in the batch's order. Callers on several
 threads (the batch runner's jobs, the service's workers) are served at once: each replica reads
 one chunk at a time, the others meanwhile take the next callers' chunks.
 
 Replicas start one after another: each engine sizes its memory from what is free on the device
 when it starts (vLLM profiles its own peak), so two starting at once would count each other's
-allocations as their own. The engine knows it is one of N (``settings.replicas``) and takes
-1/N of what one engine alone would take (vLLM: ``gpu_memory_utilization``).
+allocations as their own. The engine knows it is one of N (``settings.replicas``) and sizes its
+share of the device so that each replica keeps the room one engine alone leaves for what vLLM
+does not count (vllm_engine.replica_memory_share).
 """
 
 from __future__ import annotations
@@ -72,6 +73,14 @@ def _message(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+# The fewest pictures a replica is handed at once: one engine reads more crops a second the more it
+# reads together (HunyuanOCR's shape on the H200: 11, 42, 95, 118 and 135 crops/s with 1, 4, 16, 64
+# and 256 in one call), so a batch of 16 cut four ways read slower on four replicas (63 crops/s) than
+# whole on one (81). Smaller batches go whole to the least busy replica; other callers' batches
+# keep the rest busy.
+MIN_CHUNK = 64
+
+
 class _Replica:
     """One engine process and the pipe to it; one chunk at a time."""
 
@@ -85,6 +94,7 @@ class _Replica:
         child.close()
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"ocr-replica-{index}")
         self.queued = 0  # pictures sent or waiting to be sent, for choosing the least busy replica
+        self.read = 0  # pictures read, for the log at the end
 
     def wait_ready(self) -> None:
         try:
@@ -112,6 +122,7 @@ class _Replica:
             raise SubextractError(f"OCR replica {self.index + 1} stopped (exit status {self._process.exitcode})") \
                 from None
         if reply[0] == "read":
+            self.read += len(reply[1])
             return reply[1]
         raise _ChunkFailure(reply[1], reply[2])
 
@@ -157,12 +168,12 @@ class ReplicatedEngine:
 
     def read_batch(self, images: Sequence[np.ndarray], line_boxes: Sequence[Sequence[LineBox]] | None = None,
                    **kwargs: Any) -> list[Reading]:
-        """The batch cut into one contiguous chunk per replica (each picture's line boxes and
-        per-picture keywords cut alike), the readings in the batch's order."""
+        """The batch cut into contiguous chunks (each picture's line boxes and per-picture
+        keywords cut alike), the readings in the batch's order."""
         count = len(images)
         if not count:
             return []
-        pieces = min(len(self._replicas), count)
+        pieces = max(1, min(len(self._replicas), count // MIN_CHUNK))
         bounds = [round(i * count / pieces) for i in range(pieces + 1)]
         futures = []
         with self._lock:  # the choice and the count it changes, together
@@ -192,5 +203,7 @@ class ReplicatedEngine:
         """Stop every replica (each finishes the chunk it reads)."""
         with self._lock:
             replicas, self._replicas = self._replicas, []
+        if replicas:
+            log.info("OCR replicas read %s pictures", " + ".join(str(replica.read) for replica in replicas))
         for replica in replicas:
             replica.close()

@@ -46,7 +46,8 @@ class VllmEngine:
         self.settings = settings
         options = dict(settings.engine_options)
         if settings.replicas > 1:  # one of several engines on the device (stages/ocr/replicas.py)
-            options["gpu_memory_utilization"] = options.get("gpu_memory_utilization", _VLLM_MEMORY_SHARE) / settings.replicas
+            options["gpu_memory_utilization"] = replica_memory_share(
+                options.get("gpu_memory_utilization", _VLLM_MEMORY_SHARE), settings.replicas)
         self._tower = vision_tower(settings, options)
         if self._tower is not None:
             # Embeddings only: vLLM leaves its own tower out (no image limit) and takes image_embeds.
@@ -92,6 +93,20 @@ class VllmEngine:
         bounded.max_tokens = max_tokens
         bounded.min_tokens = min(bounded.min_tokens, max_tokens)
         return bounded
+
+
+def replica_memory_share(share: float, replicas: int) -> float:
+    """vLLM's share of the device for each of ``replicas`` engines, where one engine alone would
+    take ``share``. vLLM counts only its own weights, activations and cache in its share; one
+    engine alone leaves the rest (1 - share) for what it does not count: the CUDA context and
+    HunyuanOCR's vision tower run here (a 128-crop batch's activations: ~5 GiB on the H200). Each
+    replica keeps that room: with 0.9 and four replicas each takes 0.15 (0.225 each ran out of
+    memory in the tower on the H200; 0.15 each ran)."""
+    each = (share - (1 - share) * (replicas - 1)) / replicas
+    if each < 0.02:
+        raise SubextractError(f"{replicas} OCR replicas do not fit on one device with gpu_memory_utilization "
+                              f"{share:g}: ask for fewer (--ocr-replicas) or a larger share")
+    return each
 
 
 def model_architectures(model: str, trust_remote_code: bool) -> list[str]:
