@@ -123,13 +123,11 @@ class OpenAiClient:
         raise SubextractError(f"{self._name} has {detail}; it serves: {', '.join(served) or 'none'} "
                               f"(choose one with {self.model_option})")
 
-    def complete_all(self, bodies: Sequence[Body | Callable[[], Body]]) -> list[Completion]:
-        """One chat-completion request per body (a JSON object, one already serialised, or a
-        function that makes one, called in the request's own thread: the first requests are on
-        their way while the next bodies are made), ``concurrency`` at a time, in order. On the
-        first failure the requests not yet started are dropped and CompletionsFailed carries
-        the completions obtained."""
-        futures = [self._pool.submit(self._make_and_send, body) for body in bodies]
+    def complete_all(self, bodies: Sequence[Body]) -> list[Completion]:
+        """One chat-completion request per body (a JSON object, or one already serialised),
+        ``concurrency`` at a time, in order. On the first failure the requests not yet started
+        are dropped and CompletionsFailed carries the completions obtained."""
+        futures = [self._pool.submit(self._send, body) for body in bodies]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = next((f for f in futures if f in done and f.exception() is not None), None)
         if failed is None:
@@ -142,9 +140,6 @@ class OpenAiClient:
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._connections.close()
-
-    def _make_and_send(self, body: Body | Callable[[], Body]) -> Completion:
-        return self._send(body() if callable(body) else body)
 
     def _send(self, body: Body) -> Completion:
         attempt = 0

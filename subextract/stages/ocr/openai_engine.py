@@ -8,7 +8,6 @@ PNG data URL (stored, not deflated: ``vlm.to_png``), sent through the shared cli
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -48,7 +47,7 @@ class OpenAiEngine:
 
     def _send_all(self, pictures: Sequence[np.ndarray], limits: Sequence[int]) -> list[Reply]:
         try:
-            bodies = [functools.partial(self._request_body, p, limit) for p, limit in zip(pictures, limits)]
+            bodies = [self._request_body(p, limit) for p, limit in zip(pictures, limits)]
             return [_reply(c) for c in self._client.complete_all(bodies)]
         except CompletionsFailed as failure:
             raise SendFailure(str(failure), [_reply(c) if c else None for c in failure.completions]) from None
