@@ -17,7 +17,8 @@ import pytest
 from subextract.config import load_settings
 from subextract.errors import SubextractError
 from subextract.schema import Reading
-from subextract.stages.ocr import ENGINES, EnginePool, SerializedEngine, create_engine, engine_traits
+from subextract.stages.ocr import (ENGINES, DeferredEngine, EnginePool, SerializedEngine, create_engine, engine_traits,
+                                  replicated, sharing)
 
 
 def test_every_engine_declares_its_traits_and_a_module_that_exists():
@@ -75,6 +76,23 @@ def test_a_per_thread_engine_gets_one_instance_per_thread():
     thread.start()
     thread.join()
     assert seen[0] is not first and type(seen[0]) is type(first)
+
+
+def test_replicas_are_shared_by_every_thread_at_once_and_other_engines_ignore_them():
+    """--ocr-replicas N: an engine that runs a model here is N processes serving every thread at
+    once (no lock between jobs); the embedded engine (one per thread) and openai (--server per
+    replica) ignore the setting."""
+    base = load_settings().ocr
+    vllm = replace(base, engine="vllm", model="/nonexistent", replicas=2)
+    assert sharing(vllm) == "concurrent" and sharing(replace(vllm, replicas=1)) == "serialized"
+    assert sharing(replace(vllm, engine="transformers")) == "concurrent"
+    assert sharing(replace(base, replicas=3)) == "per_thread" and not replicated(replace(base, replicas=3))
+    assert sharing(replace(base, engine="openai", replicas=3)) == "concurrent"
+    pool = EnginePool(vllm)  # set up in the background: the failure waits for the first read
+    engine = pool.get()
+    assert isinstance(engine, DeferredEngine) and not isinstance(engine, SerializedEngine)
+    with pytest.raises(SubextractError):
+        engine.read_batch([])
 
 
 def test_an_engine_whose_models_depend_on_the_language_gets_one_per_job_language():

@@ -110,13 +110,16 @@ def test_hunyuanocr_preset(tmp_path_factory):
     assert texts(readings[3]) == texts(readings[1])
 
 
-def test_pipeline_reads_every_segment(model, tmp_path):
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_pipeline_reads_every_segment(model, tmp_path, replicas):
+    """One engine, or two engine processes behind --ocr-replicas (stages/ocr/replicas.py)."""
     out = tmp_path / "cues.json"
     config = tiny_config(tmp_path / "tiny.yaml", engine_options={"dtype": "float32", "batch_size": 8})
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         code = main([str(SAMPLE), "--engine", "transformers", "--model", str(model), "--config", str(config),
-                     "--end", str(END), "--region", "bottom", "--format", "json", "-o", str(out)])
+                     "--ocr-replicas", str(replicas), "--end", str(END), "--region", "bottom", "--format", "json",
+                     "-o", str(out)])
     assert code == 0, err.getvalue()
     result = json.loads(out.read_text())
     expected = reference_cues(END)
@@ -139,8 +142,9 @@ def test_replicas_read_what_one_engine_reads_from_several_threads_at_once(model)
     crops = band_crops(5)
     expected = texts(engine_for(model, batch_size=4).read_batch(crops))
     replicated = create_engine(dataclasses.replace(settings_for(model, batch_size=4), replicas=2))
+    replicas = list(replicated._replicas)
     try:
-        pids = {replica._process.pid for replica in replicated._replicas}
+        pids = {replica._process.pid for replica in replicas}
         assert len(pids) == 2 and os.getpid() not in pids
         assert texts(replicated.read_batch(crops)) == expected
         with ThreadPoolExecutor(3) as pool:
@@ -159,7 +163,7 @@ def test_replicas_read_what_one_engine_reads_from_several_threads_at_once(model)
         assert [replica.read - b for replica, b in zip(replicated._replicas, before)] == [MIN_CHUNK, MIN_CHUNK]
     finally:
         replicated.close()
-    assert not any(replica._process.is_alive() for replica in replicated._replicas)
+    assert not any(replica._process.is_alive() for replica in replicas)
 
 
 def test_a_replica_that_cannot_start_is_one_line_and_leaves_no_process(tmp_path):
@@ -170,18 +174,3 @@ def test_a_replica_that_cannot_start_is_one_line_and_leaves_no_process(tmp_path)
         create_engine(settings)
     assert "\n" not in str(caught.value)
     assert set(multiprocessing.active_children()) <= before
-
-
-def test_pipeline_reads_every_segment_with_replicas(model, tmp_path):
-    out = tmp_path / "cues.json"
-    config = tiny_config(tmp_path / "tiny.yaml", engine_options={"dtype": "float32", "batch_size": 8})
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        code = main([str(SAMPLE), "--engine", "transformers", "--model", str(model), "--config", str(config),
-                     "--ocr-replicas", "2", "--end", str(END), "--region", "bottom", "--format", "json",
-                     "-o", str(out)])
-    assert code == 0, err.getvalue()
-    result = json.loads(out.read_text())
-    found = [t for c in result["cues"] for t in (c["start"], c["end"])]
-    assert found == pytest.approx([t for cue in reference_cues(END) for t in cue], abs=FRAME + 1e-3)
-    assert all(cue["lines"] for cue in result["cues"])

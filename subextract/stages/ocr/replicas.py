@@ -8,9 +8,10 @@ engine 118 crops/s, four on the one GPU 446: docs/gpu.md). Threads would share o
 lock; processes each bring their own, and the GPU takes the work of all of them.
 
 A batch is cut into contiguous chunks of at least ``MIN_CHUNK`` pictures, at most one per
-replica, each chunk goes to the replica with the fewest pictures still queued, and the readings come back in the batch's order. Callers on several
-threads (the batch runner's jobs, the service's workers) are served at once: each replica reads
-one chunk at a time, the others meanwhile take the next callers' chunks.
+replica, each chunk goes to the replica with the fewest pictures still queued, and the readings
+come back in the batch's order. Callers on several threads (the batch runner's jobs, the
+service's workers) are served at once: each replica reads one chunk at a time, the others
+meanwhile take the next callers' chunks.
 
 Replicas start one after another: each engine sizes its memory from what is free on the device
 when it starts (vLLM profiles its own peak), so two starting at once would count each other's
@@ -25,6 +26,7 @@ import atexit
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Sequence
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from subextract.clients.vllm_runtime import one_line
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
 from subextract.schema import LineBox, Reading
@@ -43,6 +46,9 @@ log = logging.getLogger(__name__)
 def _serve(settings: OcrSettings, connection: Any, log_level: int) -> None:
     """A replica's process: start the engine, then read each chunk sent until the pipe closes."""
     logging.basicConfig(level=log_level, format=f"%(levelname)s replica {settings.engine}: %(message)s")
+    # Ctrl-C reaches the whole process group: the parent stops the run and closes the pipe, and the
+    # replica ends on that, without a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The host's cores shared between the replicas (set before torch is imported here): each would
     # otherwise start a thread per core for its CPU-side tensor work, and N of them oversubscribe.
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // settings.replicas)))
@@ -51,7 +57,7 @@ def _serve(settings: OcrSettings, connection: Any, log_level: int) -> None:
     try:
         engine = construct_engine(settings)
     except BaseException as exc:  # noqa: BLE001 - reported to the parent in one line, whatever it was
-        connection.send(("failed", _message(exc)))
+        connection.send(("failed", one_line(exc)))
         return
     connection.send(("ready", None))
     while True:
@@ -65,12 +71,7 @@ def _serve(settings: OcrSettings, connection: Any, log_level: int) -> None:
         try:
             connection.send(("read", engine.read_batch(*args, **kwargs)))
         except BaseException as exc:  # noqa: BLE001 - the parent raises it with the readings obtained
-            connection.send(("failed", _message(exc), getattr(exc, "readings", None)))
-
-
-def _message(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
+            connection.send(("failed", one_line(exc), getattr(exc, "readings", None)))
 
 
 # The fewest pictures a replica is handed at once: one engine reads more crops a second the more it
