@@ -30,7 +30,7 @@ from subextract.cli import main  # noqa: E402
 from subextract.config import load_settings  # noqa: E402
 from subextract.errors import SubextractError  # noqa: E402
 from subextract.stages.ocr import create_engine  # noqa: E402
-from subextract.stages.ocr.replicas import MIN_CHUNK  # noqa: E402
+from subextract.stages.ocr import replicas as replicas_module  # noqa: E402
 from vlm_fixtures import (SAMPLE, TINY_ENGINE_OPTIONS, reference_cues, tiny_config, tiny_hunyuan_ocr,  # noqa: E402
                           tiny_model)
 
@@ -136,9 +136,11 @@ def test_missing_model_is_one_clear_line(tmp_path):
     assert "\n" not in str(caught.value)
 
 
-def test_replicas_read_what_one_engine_reads_from_several_threads_at_once(model):
+def test_replicas_read_what_one_engine_reads_from_several_threads_at_once(model, monkeypatch):
     """--ocr-replicas 2: two engine processes behind one read_batch; each caller's readings in its
-    batch's order, the same texts one engine reads, callers on several threads served at once."""
+    batch's order, the same texts one engine reads, callers on several threads served at once.
+    The chunk size is the parent's choice: made small here, a few crops show the cut."""
+    monkeypatch.setattr(replicas_module, "MIN_CHUNK", 2)
     crops = band_crops(5)
     expected = texts(engine_for(model, batch_size=4).read_batch(crops))
     replicated = create_engine(dataclasses.replace(settings_for(model, batch_size=4), replicas=2))
@@ -154,13 +156,12 @@ def test_replicas_read_what_one_engine_reads_from_several_threads_at_once(model)
                                                 for order in ([4, 3, 2, 1, 0], [1], [2, 0])]
         assert replicated.read_batch([]) == []
         # A batch below two chunks' worth goes whole to one replica; a larger one is cut between them.
-        before = [replica.read for replica in replicated._replicas]
-        replicated.read_batch([crops[i % len(crops)] for i in range(MIN_CHUNK + 1)])
-        grew = [replica.read - b for replica, b in zip(replicated._replicas, before)]
-        assert sorted(grew) == [0, MIN_CHUNK + 1]
-        before = [replica.read for replica in replicated._replicas]
-        replicated.read_batch([crops[i % len(crops)] for i in range(2 * MIN_CHUNK)])
-        assert [replica.read - b for replica, b in zip(replicated._replicas, before)] == [MIN_CHUNK, MIN_CHUNK]
+        before = [replica.read for replica in replicas]
+        assert texts(replicated.read_batch(crops[:3])) == expected[:3]
+        assert sorted(replica.read - b for replica, b in zip(replicas, before)) == [0, 3]
+        before = [replica.read for replica in replicas]
+        assert texts(replicated.read_batch(crops[:4])) == expected[:4]
+        assert [replica.read - b for replica, b in zip(replicas, before)] == [2, 2]
     finally:
         replicated.close()
     assert not any(replica._process.is_alive() for replica in replicas)
