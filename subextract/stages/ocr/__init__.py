@@ -193,10 +193,6 @@ class EnginePool:
             return engines[lang]
         with self._lock:
             if lang not in self._shared:
-                if self._sharing == "serialized":
-                    self._shared[lang] = SerializedEngine(set_up(settings))
-                elif self._traits.set_up_in_background:
-                    self._shared[lang] = DeferredEngine(set_up(settings))
-                else:
-                    self._shared[lang] = create_engine(settings)
+                shared = SerializedEngine if self._sharing == "serialized" else DeferredEngine
+                self._shared[lang] = shared(set_up(settings))
             return self._shared[lang]
