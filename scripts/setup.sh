@@ -2,7 +2,8 @@
 # Make .venv ready to run subextract and its tests: a virtualenv with the package (editable) and
 # pytest. FFmpeg: the system's when present, otherwise the static binary of the imageio-ffmpeg
 # wheel (a dependency), so a fresh machine needs nothing but Python 3.10+ and pip.
-# Re-running is cheap: the install is skipped while pyproject.toml is unchanged.
+# Dependencies install at the versions of scripts/constraints.txt (the suite's verified set).
+# Re-running is cheap: the install is skipped while pyproject.toml and the constraints are unchanged.
 # --test also installs the ray extra (batch --ray's tests), the fonts the tests burn subtitles
 # with and Debian's chromium, which the service's page tests drive with Playwright (no browser
 # download); --bench the fonts and texts the benchmark's generated sets and the held-out set are
@@ -19,10 +20,10 @@ stamp=.venv/.subextract-installed
 extras=test
 if [ "${1:-}" = "--test" ]; then extras=test,ray; fi  # ray: the tests of batch --ray start a local Ray cluster
 if [ "${1:-}" = "--mutation" ]; then extras=test,mutation; fi  # bench/mutation.py's mutmut
-want="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
+want="$(cat pyproject.toml scripts/constraints.txt | sha256sum | cut -d' ' -f1) $extras"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -c scripts/constraints.txt -e ".[$extras]"
   echo "$want" > "$stamp"
 fi
 .venv/bin/python -c "from subextract.stages.probe import ffmpeg_exe; print('subextract: ffmpeg at', ffmpeg_exe())"
