@@ -127,6 +127,17 @@ def test_alike_readings_split_by_a_changed_glyph_stay_two_cues():
         ["SCENE 11"]
 
 
+def test_a_split_whose_two_readings_differ_only_in_spacing_is_one_cue():
+    """The segmenter saw a change (a cut behind the line moved its strokes) but both halves read the
+    same characters, spaced differently around a Latin word: one subtitle, one cue."""
+    first, second = segments_of(_counter_frames("flat"), end=2.4)
+    assert second.text_changed
+    cues = align([(first, _reading("密钥长度为256-bit")), (second, _reading("密钥长度为 256-bit"))], ALIGN)
+    assert [(c.start, c.end) for c in cues] == [(first.start, second.end)]
+    cues = align([(first, _reading("密钥长度为256-bit")), (second, _reading("密钥长度为 266-bit"))], ALIGN)
+    assert len(cues) == 2
+
+
 def test_a_segment_split_off_where_a_glyph_changed_is_read_again():
     first, second = segments_of(_counter_frames("flat"), end=2.4)
     cache = _ReadingCache(SETTINGS)

@@ -44,6 +44,12 @@ def _comparable(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch.isalnum())
 
 
+def _read_alike(a: str, b: str) -> bool:
+    """The same characters, however spaced: an OCR engine spaces a Latin word inside a CJK line one
+    way in one frame and another way in the next, which says nothing of a changed text."""
+    return "".join(a.split()) == "".join(b.split())
+
+
 def _similar(a: _Group, b: _Group, settings: AlignSettings) -> bool:
     return fuzz.ratio(_comparable(a.winner.text), _comparable(b.winner.text)) >= settings.merge_similarity
 
@@ -58,7 +64,7 @@ def _merge(groups: list[_Group], settings: AlignSettings, bridges: list[tuple[fl
         bridged = last is not None and any(s <= last.end + settings.merge_gap and e >= group.start - settings.merge_gap
                                            for s, e in bridges)
         if last is not None and (gap <= settings.merge_gap or bridged) and _similar(last, group, settings) \
-                and not (group.text_changed and last.winner.text != group.winner.text):
+                and not (group.text_changed and not _read_alike(last.winner.text, group.winner.text)):
             last.absorb(group)
         else:
             merged.append(group)
