@@ -29,14 +29,15 @@ from subextract.errors import SubextractError
 from subextract.langtags import EVERY_LANGUAGE, reading_language
 from subextract.schema import Band, Cue, DamagedSpan, Reading, Segment, VideoInfo
 from subextract.stages.align import align
-from subextract.stages.appearance import LineStrip, learn_appearance, settings_for, smallest_line_strokes
+from subextract.stages.appearance import (Appearance, LineStrip, learn_appearance, line_density, settings_for,
+                                          smallest_line_strokes)
 from subextract.stages.boundary import refine_boundaries
 from subextract.stages.crops import CropSaver
 from subextract.stages.language import LanguageFilter, detect_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
-from subextract.stages.region import Region, TextBox, find_bands, line_strips
+from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_frames
 from subextract.stages.guard import RecallGuard
 from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, scaled_size, yuv_to_bgr
 from subextract.stages.mask import exact_lost_share, glyph_changed, mask_difference
@@ -332,6 +333,15 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     bands, static = region.bands, region.static
     strips, strip_scale = _strips_by_plane(region)
     appearance = learn_appearance(strips, settings.segment)
+    finer = _finer_analysis_width(strips, appearance, settings.segment, info.width)
+    if finer is not None:
+        # The same keyframes decoded again at the finer size: what the appearance and the smallest
+        # line's strokes are measured on must be what the segmenter will see.
+        settings = replace(settings, segment=replace(settings.segment, analysis_width=finer))
+        region = replace(region, frames=prescan_frames(info, settings.region, start, end,
+                                                       analysis_scale=min(1.0, finer / info.width)))
+        strips, strip_scale = _strips_by_plane(region)
+        appearance = learn_appearance(strips, settings.segment)
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
     logger.info("subtitle appearance: %s", appearance.describe() if appearance is not None
@@ -352,6 +362,23 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
         segment_settings = replace(segment_settings, fade_frames=0)
     line_height = float(np.median([box.height for box in region.lines])) if region.lines else None
     return VideoScan(video, info, start, end, bands, request, segment_settings, region.warnings, line_height)
+
+
+def _finer_analysis_width(strips: Mapping[str, Sequence[LineStrip]], appearance: Appearance | None,
+                          settings: SegmentSettings, picture_width: int) -> int | None:
+    """``fine_analysis_width`` (at most the picture's) where the pre-scan's lines, in the text test
+    this video gets, fill less than ``thin_line_density`` of their boxes at the analysis size: thin
+    strokes (a Ming serif's hairlines at 1080p, a third of the way down) leave too few pixels there
+    for the segmenter to see them as a text line; else None."""
+    width = min(picture_width, settings.fine_analysis_width)
+    if appearance is None or width <= settings.analysis_width:
+        return None
+    density = line_density(strips.get(appearance.plane, []), settings_for(appearance, settings))
+    if density is None or density >= settings.thin_line_density:
+        return None
+    logger.info("subtitle lines fill %.0f %% of their boxes at %d px (thin strokes): analysed at %d px",
+                100 * density, settings.analysis_width, width)
+    return width
 
 
 def _standalone_detector(settings: Settings) -> Callable[[], object]:

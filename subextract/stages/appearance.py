@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from subextract.config import SegmentSettings
+from subextract.stages.lines import line_boxes
 from subextract.stages.mask import text_mask
 
 _BESIDE = cv2.getStructuringElement(cv2.MORPH_RECT, (5, 5))
@@ -171,3 +172,19 @@ def smallest_line_strokes(strips: Sequence[LineStrip], settings: SegmentSettings
         return 0
     least = max(1.0, settings.min_line_strokes, settings.line_kept_share * float(np.median(counts)))
     return min((count for count in counts if count >= least), default=0)
+
+
+def line_density(strips: Sequence[LineStrip], settings: SegmentSettings) -> float | None:
+    """How densely the subtitle lines' strokes fill their boxes in the text mask ``settings`` make
+    (the median over lines of each line's fullest box); None when no line shows strokes. A stroke
+    thinner than an analysis pixel loses most of its pixels to the mask's contrast test, so lines
+    this sparse are drawn finer than the analysis size resolves."""
+    densities = []
+    for strip, x0, x1 in strips:
+        mask = text_mask(strip, settings)[:, x0:x1]
+        boxes = line_boxes(mask, mask.shape, pad=False) if x1 > x0 else ()
+        filled = [(np.count_nonzero(mask[y0:y1, bx0:bx1]), (y1 - y0) * (bx1 - bx0)) for bx0, y0, bx1, y1 in boxes]
+        if filled:
+            strokes, area = max(filled)
+            densities.append(strokes / area)
+    return float(np.median(densities)) if densities else None

@@ -1,0 +1,83 @@
+"""The analysis size follows how finely the subtitles are drawn: lines whose strokes are thinner
+than an analysis pixel (a serif's hairlines at 1080p seen at 640 px) are analysed at
+``fine_analysis_width``, with the pre-scan's keyframes decoded again at that size."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from subextract.config import load_settings
+from subextract.pipeline.run import _finer_analysis_width, scan_video
+from subextract.stages.appearance import learn_appearance, line_density, settings_for
+from subextract.stages.mask import analysis_view
+
+SETTINGS = load_settings().segment
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_videos" / "zh_bottom.mp4"  # 1280x720, outlined Chinese
+_RNG = np.random.default_rng(11)
+
+
+def line_picture(width: int, stroke: int) -> np.ndarray:
+    """A band ``width`` pixels wide with a centred line of 14 glyph-like boxes of bars, as a Ming
+    serif draws them: two vertical stems 6 px thick and three horizontal strokes ``stroke`` pixels
+    thick (hairlines where thin), 80 levels above a grainy mid-grey picture
+    (orange over grass); sizes off the 3:1 grid, so bars fall at every phase of the analysis pixels."""
+    scale = width / 1920
+    height = round(240 * scale)
+    picture = np.clip(90 + _RNG.normal(0, 4, (height, width)), 0, 255).astype(np.uint8)
+    glyph, gap, top = round(71 * scale), round(13 * scale), round(85 * scale)
+    left = (width - 14 * glyph - 13 * gap) // 2
+    for index in range(14):
+        x0 = left + index * (glyph + gap)
+        for y in (top, top + glyph // 2, top + glyph - stroke):
+            picture[y:y + stroke, x0:x0 + glyph] = 170
+        for x in (x0 + glyph // 4, x0 + 3 * glyph // 4):
+            picture[top:top + glyph, x:x + round(6 * scale)] = 170
+    return picture
+
+
+def strips_at_analysis_size(stroke: int, picture_width: int = 1920) -> dict[str, list]:
+    """The pre-scan's strips of three such lines as the segmenter sees them: the band scaled to
+    ``analysis_width`` (the columns the line spans, as the detector's box would give them)."""
+    view = analysis_view(line_picture(picture_width, stroke), SETTINGS.analysis_width)
+    columns = np.flatnonzero((view > 110).any(axis=0))
+    return {"y": [(view, int(columns[0]), int(columns[-1]) + 1)] * 3}
+
+
+@pytest.mark.parametrize("stroke, expected", [(2, 960), (6, None)])
+def test_hairline_strokes_are_analysed_finer_and_regular_ones_are_not(stroke, expected):
+    """Horizontal strokes 2 px thick at 1920 px are 0.67 px at 640: they fall under the mask's
+    contrast, the stems alone fill little of the line's box; 6 px thick (2 px at 640) they stay."""
+    strips = strips_at_analysis_size(stroke)
+    appearance = learn_appearance(strips, SETTINGS)
+    density = line_density(strips["y"], settings_for(appearance, SETTINGS))
+    assert (density < SETTINGS.thin_line_density) == (expected is not None)
+    assert _finer_analysis_width(strips, appearance, SETTINGS, 1920) == expected
+
+
+def test_a_picture_no_wider_than_the_analysis_size_is_never_analysed_finer():
+    strips = strips_at_analysis_size(2, picture_width=640)
+    appearance = learn_appearance(strips, SETTINGS)
+    assert _finer_analysis_width(strips, appearance, SETTINGS, 640) is None
+
+
+def test_the_finer_size_is_capped_at_the_picture_width():
+    strips = strips_at_analysis_size(2)
+    appearance = learn_appearance(strips, SETTINGS)
+    assert _finer_analysis_width(strips, appearance, SETTINGS, 800) == 800
+
+
+@pytest.mark.slow
+def test_a_thin_video_is_scanned_again_at_the_finer_size():
+    """On the outlined 720p sample the lines are dense (analysed at 640); counted as thin, the
+    keyframes are decoded again at 960 and the smallest line's strokes are measured there (a
+    strip of another size would leave them unmeasured: 0)."""
+    settings = load_settings()
+    regular = scan_video(str(SAMPLE), settings)
+    assert regular.segment_settings.analysis_width == 640 and regular.segment_settings.line_strokes > 0
+    thin = scan_video(str(SAMPLE), replace(settings, segment=replace(settings.segment, thin_line_density=1.0)))
+    assert thin.segment_settings.analysis_width == 960
+    assert thin.segment_settings.line_strokes > regular.segment_settings.line_strokes
