@@ -67,7 +67,8 @@ class SampleSettings:
 @dataclass(frozen=True)
 class SegmentSettings:
     analysis_width: Pixels
-    fine_analysis_width: Pixels
+    max_analysis_downscale: Positive
+    fine_analysis_factor: Positive
     thin_line_density: Share
     bright_min: Level
     stroke_kernel: Annotated[int, Meta(ge=1, le=63)]

@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import _filter_path, _font_dir, run_ffmpeg
+
 from subextract.config import load_settings
-from subextract.pipeline.run import _finer_analysis_width, scan_video
+from subextract.pipeline.run import _analysis_width, _finer_analysis_width, scan_video
 from subextract.stages.appearance import learn_appearance, line_density, settings_for
 from subextract.stages.mask import analysis_view
 
@@ -81,3 +83,45 @@ def test_a_thin_video_is_scanned_again_at_the_finer_size():
     thin = scan_video(str(SAMPLE), replace(settings, segment=replace(settings.segment, thin_line_density=1.0)))
     assert thin.segment_settings.analysis_width == 960
     assert thin.segment_settings.line_strokes > regular.segment_settings.line_strokes
+
+
+@pytest.mark.parametrize("picture_width, expected", [(640, 640), (1280, 640), (1920, 640), (2560, 854), (3840, 1280)])
+def test_the_analysis_size_is_never_below_a_third_of_the_picture(picture_width, expected):
+    assert _analysis_width(SETTINGS, picture_width) == expected
+
+
+@pytest.mark.slow
+def test_a_4k_videos_thin_outline_keeps_the_outline_test(tmp_path, cjk_font, tmp_path_factory):
+    """Outlined Chinese at 4K whose outline is drawn 3 px wide in the picture's pixels (borders not
+    scaled with the script): at 640 px, a sixth, the outline is gone and the video is read with the
+    test for plain text; at a third of the picture (1280 px) it is seen."""
+    ass = tmp_path / "k.ass"
+    cues = ("字幕的轮廓很细", "但仍然可见", "第三行字幕在这里")
+    events = "\n".join(f"Dialogue: 0,0:00:0{2 * i}.00,0:00:0{2 * i + 2}.00,Default,,0,0,0,,{text}"
+                       for i, text in enumerate(cues))
+    ass.write_text(f"""[Script Info]
+ScriptType: v4.00+
+PlayResX: 3840
+PlayResY: 2160
+ScaledBorderAndShadow: no
+
+[V4+ Styles]
+Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
+Style: Default,{cjk_font.family},144,&H00FFFFFF,&H00FFFFFF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,3,0,2,10,10,120,1
+
+[Events]
+Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+{events}
+""", encoding="utf-8")
+    video = tmp_path / "k.mp4"
+    # 5 frames a second, a keyframe each second: the pre-scan reads keyframes only.
+    run_ffmpeg("-f", "lavfi", "-i", "gradients=s=3840x2160:r=5:c0=0xa0b4c8:c1=0xc8b48c:x0=0:y0=0:x1=3840:y1=2160:speed=0.02",
+               "-t", "6", "-vf", f"ass=filename={_filter_path(ass)}:fontsdir={_filter_path(_font_dir(tmp_path_factory, cjk_font))}",
+               "-c:v", "libx264", "-preset", "ultrafast", "-crf", "26", "-g", "5", "-pix_fmt", "yuv420p", str(video))
+    settings = load_settings()
+    scan = scan_video(str(video), settings)
+    assert scan.segment_settings.analysis_width == 1280
+    assert scan.segment_settings.dark_max == settings.segment.dark_max  # the outline test kept
+    sixth = scan_video(str(video), replace(settings, segment=replace(settings.segment, max_analysis_downscale=6)))
+    assert sixth.segment_settings.analysis_width == 640
+    assert sixth.segment_settings.dark_max == 255  # read as plain text

@@ -328,6 +328,8 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     info = probe(video)
     start, end = _checked_range(info, start, end)
     stage("finding the subtitle band" if settings.region.mode == "auto" else "starting")
+    settings = replace(settings, segment=replace(settings.segment,
+                                                 analysis_width=_analysis_width(settings.segment, info.width)))
     region = find_bands(info, settings.region, detector, start, end,
                         analysis_scale=min(1.0, settings.segment.analysis_width / info.width))
     bands, static = region.bands, region.static
@@ -364,13 +366,20 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     return VideoScan(video, info, start, end, bands, request, segment_settings, region.warnings, line_height)
 
 
+def _analysis_width(settings: SegmentSettings, picture_width: int) -> int:
+    """``analysis_width``, or the picture's width over ``max_analysis_downscale`` where that is
+    wider: an outline or shadow drawn in the picture's own pixels (2-3 px whatever its size) is
+    gone from a 4K band scaled to 640 px, a sixth of it."""
+    return max(settings.analysis_width, math.ceil(picture_width / settings.max_analysis_downscale))
+
+
 def _finer_analysis_width(strips: Mapping[str, Sequence[LineStrip]], appearance: Appearance | None,
                           settings: SegmentSettings, picture_width: int) -> int | None:
-    """``fine_analysis_width`` (at most the picture's) where the pre-scan's lines, in the text test
-    this video gets, fill less than ``thin_line_density`` of their boxes at the analysis size: thin
-    strokes (a Ming serif's hairlines at 1080p, a third of the way down) leave too few pixels there
-    for the segmenter to see them as a text line; else None."""
-    width = min(picture_width, settings.fine_analysis_width)
+    """``fine_analysis_factor`` times the analysis width (at most the picture's) where the pre-scan's
+    lines, in the text test this video gets, fill less than ``thin_line_density`` of their boxes
+    at the analysis size: thin strokes (a Ming serif's hairlines at 1080p, a third of the way down)
+    leave too few pixels there for the segmenter to see them as a text line; else None."""
+    width = min(picture_width, round(settings.analysis_width * settings.fine_analysis_factor))
     if appearance is None or width <= settings.analysis_width:
         return None
     density = line_density(strips.get(appearance.plane, []), settings_for(appearance, settings))
