@@ -407,10 +407,10 @@ def test_a_live_stream_is_read_as_it_arrives(serve, tmp_path):
     url = serve(live, _LiveHandler) + "/tv.ts"
     process = subprocess.Popen(cli(url, "--region", "bottom", "--format", "jsonl", "-o", "-", "--allow-private-network"),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               # The pre-scan's own read of the held stream gives up after 45 s (a
+                               # The pre-scan's own read of the held stream gives up after 20 s (a
                                # broadcast not yet sent) and the band is found from the main read;
-                               # the first cue comes well within 45 s of that read's stall.
-                               env={**os.environ, "SUBEXTRACT_READ_TIMEOUT": "45"})
+                               # the first cue comes a few seconds into that read's stall, well within 20 s.
+                               env={**os.environ, "SUBEXTRACT_READ_TIMEOUT": "20"})
     try:
         first = json.loads(process.stdout.readline())  # comes while the stream is held back
         _LiveHandler.release.set()
