@@ -57,10 +57,18 @@ def sample_cases() -> list[Case]:
             if v.with_suffix(".srt").exists()]
 
 
+def _generate(set_name: str, folder: Path, *options: str) -> None:
+    """make_samples.py's set into ``folder``; where it fails (it says why in one line, e.g. the Debian
+    packages to install), the benchmark stops with its status, not a traceback."""
+    made = subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", set_name,
+                           "--out", str(folder), *options], check=False)
+    if made.returncode:
+        raise SystemExit(made.returncode)
+
+
 def generated_cases(folder: Path, generate: bool) -> list[Case]:
     if generate and not any(folder.glob("*.srt")):
-        subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", "bench",
-                        "--out", str(folder)], check=True)
+        _generate("bench", folder)
     return [Case("styles" if v.stem.startswith("style_") else "generated", v, v.with_suffix(".srt"))
             for v in sorted(folder.glob("*.mp4")) if v.with_suffix(".srt").exists()]
 
@@ -69,8 +77,7 @@ def script_cases(folder: Path, generate: bool) -> list[Case]:
     """The multi-script set (make_samples.py --set scripts), each video read with --lang set to
     its language."""
     if generate and not any(folder.glob("*.srt")):
-        subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", "scripts",
-                        "--out", str(folder)], check=True)
+        _generate("scripts", folder)
     return [Case("scripts", v, v.with_suffix(".srt"), json.loads(v.with_suffix(".json").read_text())["languages"][0])
             for v in sorted(folder.glob("*.mp4")) if v.with_suffix(".srt").exists()]
 
@@ -79,8 +86,7 @@ def heldout_cases(folder: Path, generate: bool) -> list[Case]:
     """The held-out set (make_samples.py --set heldout), each video read with the --lang a user
     would type for it (none where a user would leave the default)."""
     if generate and not any(folder.glob("*.srt")):
-        subprocess.run([sys.executable, str(ROOT / "sample_videos" / "make_samples.py"), "--set", "heldout",
-                        "--out", str(folder), "--jobs", "1"], check=True)
+        _generate("heldout", folder, "--jobs", "1")
     cases = []
     for video in sorted(folder.glob("*.mp4")):
         if video.with_suffix(".srt").exists():
