@@ -67,8 +67,8 @@ def copied_videos(videos: list[Path], copies: int, folder: Path) -> list[Path]:
 def client_environment() -> dict[str, str]:
     """The batch processes' environment: PYTHONPATH without the folders that hold a sitecustomize.py.
     The device kit's shim (there for vLLM and its processors) imports transformers and torch in every Python
-    process that finds it; a batch process, a client of the server, needs neither, and on the H200
-    (2026-12-02) each of 16 batch processes spent ~13 s starting because of it."""
+    process that finds it; a batch process, a client of the server, needs neither. On the H200
+    (2026-12-02) each of 16 batch processes spent ~13 s starting, most likely because of it."""
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
              if p and not (Path(p) / "sitecustomize.py").exists()]
     return dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
@@ -91,8 +91,7 @@ def run_batch(videos: list[Path], out: Path, jobs: int, engine_args: list[str], 
     gpu = GpuMemory()
     began = time.perf_counter()
     with log.open("w") as sink:
-        running = [subprocess.Popen(c, stdout=sink, stderr=subprocess.STDOUT, env=env)
-                   for c in commands]
+        running = [subprocess.Popen(c, stdout=sink, stderr=subprocess.STDOUT, env=env) for c in commands]
         codes = []
         for process in running:
             try:
