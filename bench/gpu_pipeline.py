@@ -8,6 +8,9 @@ Sets (``--sets``, comma-separated, run in the order given):
              not in the batch's time
   inprocess  ``subextract batch --jobs N --engine vllm``: one in-process engine shared by the jobs,
              its start inside the batch's time (the jobs decode meanwhile)
+  ray        ``subextract batch --ray --ray-split`` on a local Ray cluster (this machine's cores) against one
+             ``vllm serve``: segments on Ray's CPU workers, crops read by ``--ray-readers`` openai-engine actors
+             (needs ``ray[data]`` importable); the server's start is not in the batch's time
   floor      FFmpeg decoding each video's band (as the pipeline found it) to a null sink, N at once
              and one at a time: the floor no pipeline beats
   overlap    one video with ``--engine vllm`` in this process: when decoding began and ended, when
@@ -74,11 +77,11 @@ def client_environment() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
 
 
-def run_batch(videos: list[Path], out: Path, jobs: int, engine_args: list[str], log: Path,
+def run_batch(videos: list[Path], out: Path, jobs: int | None, engine_args: list[str], log: Path,
               timeout: float = 200, processes: int = 1, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """``processes`` ``subextract batch`` runs at once, each with ``jobs`` threads and its share of
-    the videos (out/p0, out/p1, ...); their wall time, the GPU's load meanwhile, and the manifests'
-    per-video lines."""
+    """``processes`` ``subextract batch`` runs at once, each with ``jobs`` threads (None: the batch
+    options in ``engine_args`` decide, e.g. ``--ray``) and its share of the videos (out/p0, out/p1, ...);
+    their wall time, the GPU's load meanwhile, and the manifests' per-video lines."""
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     commands = []
@@ -86,7 +89,7 @@ def run_batch(videos: list[Path], out: Path, jobs: int, engine_args: list[str], 
         listing = out / f"p{p}.txt"
         listing.write_text("".join(f"{v}\n" for v in videos[p::processes]))
         commands.append([sys.executable, "-m", "subextract", "batch", str(listing), "--out", str(out / f"p{p}"),
-                         "--jobs", str(jobs), "--config", "paddleocr-vl", "--region", "bottom", "--format", "json",
+                         *(["--jobs", str(jobs)] if jobs else []), "--config", "paddleocr-vl", "--region", "bottom", "--format", "json",
                          *engine_args])
     gpu = GpuMemory()
     began = time.perf_counter()
@@ -148,6 +151,11 @@ def stop(process: subprocess.Popen) -> None:
     process.wait()
 
 
+def openai_engine(args: argparse.Namespace, concurrency: int) -> list[str]:
+    return ["--engine", "openai", "--server", f"http://127.0.0.1:{args.port}/v1", "--model", args.model,
+            "--concurrency", str(concurrency)]
+
+
 def set_server(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
     began = time.perf_counter()
     server = start_server(args.model, args.port, args.api_servers, out / "server.log")
@@ -157,13 +165,33 @@ def set_server(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[
         print(f"server up in {result['start_s']} s", flush=True)
         for processes, jobs in args.layouts:
             # Each process has its own client: the requests in flight are shared out between them.
-            engine = ["--engine", "openai", "--server", f"http://127.0.0.1:{args.port}/v1", "--model", args.model,
-                      "--concurrency", str(max(4, args.concurrency // processes))]
+            engine = openai_engine(args, max(4, args.concurrency // processes))
             name = f"server_p{processes}_j{jobs}"
             row = run_batch(videos, out / name, jobs, engine, out / f"{name}.log", timeout=args.batch_timeout,
                             processes=processes, env=client_environment())
             result[name] = row
             print(f"server, {processes} processes x {jobs} jobs: {row}", flush=True)
+        return result
+    finally:
+        stop(server)
+
+
+def set_ray(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
+    """One ``subextract batch --ray --ray-split`` driver on a local Ray cluster, for each of ``--ray-readers``."""
+    began = time.perf_counter()
+    server = start_server(args.model, args.port, args.api_servers, out / "server_ray.log")
+    try:
+        wait_ready([server], [f"http://127.0.0.1:{args.port}"], args.ready_timeout)
+        result: dict[str, Any] = {"start_s": round(time.perf_counter() - began, 1)}
+        for readers in args.ray_readers:
+            # Each reader actor has its own client: the requests in flight are shared out between them.
+            engine = ["--ray", "--ray-split", "--ray-readers", str(readers),
+                      *openai_engine(args, max(4, args.concurrency // readers))]
+            name = f"ray_split_r{readers}"
+            row = run_batch(videos, out / name, None, engine, out / f"{name}.log", timeout=args.batch_timeout,
+                            env=client_environment())
+            result[name] = row
+            print(f"ray --ray-split, {readers} readers: {row}", flush=True)
         return result
     finally:
         stop(server)
@@ -287,6 +315,8 @@ def main() -> int:
                         help="server: batch processes x jobs each, e.g. 1x16,8x2,16x1")
     parser.add_argument("--floor-jobs", type=lambda s: [int(x) for x in s.split(",")], default=[16])
     parser.add_argument("--inprocess-jobs", type=lambda s: [int(x) for x in s.split(",")], default=[16])
+    parser.add_argument("--ray-readers", type=lambda s: [int(x) for x in s.split(",")], default=[2],
+                        help="ray: reader actors of --ray-split, one run each, e.g. 1,4")
     parser.add_argument("--concurrency", type=int, default=64, help="openai: requests in flight, all jobs together")
     parser.add_argument("--api-servers", type=int, default=1)
     parser.add_argument("--port", type=int, default=8021)
@@ -304,7 +334,7 @@ def main() -> int:
     results_path = args.out / "pipeline.json"
     results: dict[str, Any] = json.loads(results_path.read_text()) if results_path.exists() else {}
     results["videos"] = {"files": [v.name for v in args.videos], "copies": args.copies, "streams": len(videos)}
-    sets = {"server": set_server, "inprocess": set_inprocess, "floor": set_floor, "overlap": set_overlap}
+    sets = {"server": set_server, "ray": set_ray, "inprocess": set_inprocess, "floor": set_floor, "overlap": set_overlap}
     for name in args.sets.split(","):
         print(f"== {name}", flush=True)
         try:
