@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from subextract.config import load_settings
+from subextract.schema import TextLine
 from subextract.stages.ocr import create_engine
 from subextract.stages.ocr.rapid import RapidOcrEngine, subtitle_boxes
 
@@ -51,3 +52,13 @@ def test_a_speck_beside_the_line_is_not_read_nor_sends_the_band_to_the_detector(
     band, box = _line_with_a_scrap("服务器断开连接")
     (reading,) = engine.read_batch([band], [(box, (119, 102, 178, 110))])
     assert [line.text for line in reading.lines] == ["服务器断开连接"]
+
+
+
+@pytest.mark.parametrize(("confidence", "trusted"), [(0.97, True), (0.95, True), (0.93, False), (0.90, False)])
+def test_a_mask_line_read_below_095_goes_to_the_detector(confidence, trusted):
+    """A Latin word beside CJK read from the mask's box at 0.90 was wrong (`sic 协议插件` for
+    `SILC 协议插件`, a 360p re-upload) where the detector's own, tighter box read it right: by
+    default a mask line's reading is trusted from 0.95 up."""
+    engine = RapidOcrEngine(load_settings().ocr)
+    assert engine.trusted(TextLine(text="SILC 协议插件", confidence=confidence, box=(0, 0, 130, 40))) is trusted
