@@ -89,8 +89,8 @@ def run_batch(videos: list[Path], out: Path, jobs: int | None, engine_args: list
         listing = out / f"p{p}.txt"
         listing.write_text("".join(f"{v}\n" for v in videos[p::processes]))
         commands.append([sys.executable, "-m", "subextract", "batch", str(listing), "--out", str(out / f"p{p}"),
-                         *(["--jobs", str(jobs)] if jobs else []), "--config", "paddleocr-vl", "--region", "bottom", "--format", "json",
-                         *engine_args])
+                         *(["--jobs", str(jobs)] if jobs else []), "--config", "paddleocr-vl", "--region", "bottom",
+                         "--format", "json", *engine_args])
     gpu = GpuMemory()
     began = time.perf_counter()
     with log.open("w") as sink:
@@ -334,7 +334,8 @@ def main() -> int:
     results_path = args.out / "pipeline.json"
     results: dict[str, Any] = json.loads(results_path.read_text()) if results_path.exists() else {}
     results["videos"] = {"files": [v.name for v in args.videos], "copies": args.copies, "streams": len(videos)}
-    sets = {"server": set_server, "ray": set_ray, "inprocess": set_inprocess, "floor": set_floor, "overlap": set_overlap}
+    sets = {"server": set_server, "ray": set_ray, "inprocess": set_inprocess, "floor": set_floor,
+            "overlap": set_overlap}
     for name in args.sets.split(","):
         print(f"== {name}", flush=True)
         try:
