@@ -38,7 +38,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -156,13 +158,23 @@ def openai_engine(args: argparse.Namespace, concurrency: int) -> list[str]:
             "--concurrency", str(concurrency)]
 
 
-def set_server(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
+@contextmanager
+def served(args: argparse.Namespace, log: Path) -> Iterator[float]:
+    """One ``vllm serve`` for the body, ready when it begins (its start in seconds is yielded), stopped after."""
     began = time.perf_counter()
-    server = start_server(args.model, args.port, args.api_servers, out / "server.log")
+    server = start_server(args.model, args.port, args.api_servers, log)
     try:
         wait_ready([server], [f"http://127.0.0.1:{args.port}"], args.ready_timeout)
-        result: dict[str, Any] = {"start_s": round(time.perf_counter() - began, 1), "api_servers": args.api_servers}
-        print(f"server up in {result['start_s']} s", flush=True)
+        start_s = round(time.perf_counter() - began, 1)
+        print(f"server up in {start_s} s", flush=True)
+        yield start_s
+    finally:
+        stop(server)
+
+
+def set_server(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
+    with served(args, out / "server.log") as start_s:
+        result: dict[str, Any] = {"start_s": start_s, "api_servers": args.api_servers}
         for processes, jobs in args.layouts:
             # Each process has its own client: the requests in flight are shared out between them.
             engine = openai_engine(args, max(4, args.concurrency // processes))
@@ -172,17 +184,12 @@ def set_server(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[
             result[name] = row
             print(f"server, {processes} processes x {jobs} jobs: {row}", flush=True)
         return result
-    finally:
-        stop(server)
 
 
 def set_ray(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
     """One ``subextract batch --ray --ray-split`` driver on a local Ray cluster, for each of ``--ray-readers``."""
-    began = time.perf_counter()
-    server = start_server(args.model, args.port, args.api_servers, out / "server_ray.log")
-    try:
-        wait_ready([server], [f"http://127.0.0.1:{args.port}"], args.ready_timeout)
-        result: dict[str, Any] = {"start_s": round(time.perf_counter() - began, 1)}
+    with served(args, out / "server_ray.log") as start_s:
+        result: dict[str, Any] = {"start_s": start_s}
         for readers in args.ray_readers:
             # Each reader actor has its own client: the requests in flight are shared out between them.
             engine = ["--ray", "--ray-split", "--ray-readers", str(readers),
@@ -193,8 +200,6 @@ def set_ray(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str
             result[name] = row
             print(f"ray --ray-split, {readers} readers: {row}", flush=True)
         return result
-    finally:
-        stop(server)
 
 
 def set_inprocess(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
@@ -303,6 +308,10 @@ def worker_overlap(args: argparse.Namespace) -> None:
     print(json.dumps(summary), flush=True)
 
 
+def int_list(text: str) -> list[int]:
+    return [int(item) for item in text.split(",")]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model")
@@ -313,9 +322,9 @@ def main() -> int:
     parser.add_argument("--layouts", type=lambda s: [tuple(int(x) for x in item.split("x")) for item in s.split(",")],
                         default=[(1, 16), (8, 2), (16, 1)],
                         help="server: batch processes x jobs each, e.g. 1x16,8x2,16x1")
-    parser.add_argument("--floor-jobs", type=lambda s: [int(x) for x in s.split(",")], default=[16])
-    parser.add_argument("--inprocess-jobs", type=lambda s: [int(x) for x in s.split(",")], default=[16])
-    parser.add_argument("--ray-readers", type=lambda s: [int(x) for x in s.split(",")], default=[2],
+    parser.add_argument("--floor-jobs", type=int_list, default=[16])
+    parser.add_argument("--inprocess-jobs", type=int_list, default=[16])
+    parser.add_argument("--ray-readers", type=int_list, default=[2],
                         help="ray: reader actors of --ray-split, one run each, e.g. 1,4")
     parser.add_argument("--concurrency", type=int, default=64, help="openai: requests in flight, all jobs together")
     parser.add_argument("--api-servers", type=int, default=1)
