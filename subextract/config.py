@@ -118,6 +118,7 @@ class SegmentSettings:
 class OcrSettings:
     engine: Literal["rapidocr", "vllm", "openai", "transformers"]
     det_side: Pixels
+    fine_det_side: NonNegativeInt
     threads: Count
     min_confidence: Share
     min_line_height: Share

@@ -62,3 +62,32 @@ def test_a_mask_line_read_below_095_goes_to_the_detector(confidence, trusted):
     default a mask line's reading is trusted from 0.95 up."""
     engine = RapidOcrEngine(load_settings().ocr)
     assert engine.trusted(TextLine(text="SILC 协议插件", confidence=confidence, box=(0, 0, 130, 40))) is trusted
+
+
+def _translucent_line(seed: int) -> tuple[np.ndarray, str]:
+    """A 720p band: a 55 % white line over a bright, blotchy picture (leaves against the sky)."""
+    import cv2
+    from PIL import Image, ImageDraw, ImageFont
+
+    rng = np.random.default_rng(seed)
+    blotches = rng.uniform(150, 255, (218 // 16 + 1, 1280 // 16 + 1)).astype(np.float32)
+    picture = cv2.resize(blotches, (1280, 218), interpolation=cv2.INTER_CUBIC)
+    text, glyphs = "文件传送会话不存在", Image.new("L", (1280, 218), 0)
+    draw = ImageDraw.Draw(glyphs)
+    font = ImageFont.truetype(WQY, 40)
+    draw.text(((1280 - draw.textlength(text, font=font)) / 2, 130), text, font=font, fill=255)
+    alpha = np.asarray(glyphs, np.float32) / 255 * 0.55
+    return np.clip(picture * (1 - alpha) + 255 * alpha, 0, 255).astype(np.uint8), text
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_faint_line_the_detector_misses_at_det_side_is_found_at_the_bands_own_scale(seed):
+    """Translucent white over bright leaves, a 720p band halved to 640 px: the detector found no
+    line and the segment was read as nothing, though the recogniser read it at 0.9999."""
+    band, text = _translucent_line(seed)
+    settings = load_settings().ocr
+    assert settings.det_side < 960 <= settings.fine_det_side
+    (without,) = RapidOcrEngine(replace(settings, fine_det_side=0)).read_batch([band])
+    assert without.lines == ()
+    (reading,) = RapidOcrEngine(settings).read_batch([band])
+    assert [line.text for line in reading.lines] == [text]

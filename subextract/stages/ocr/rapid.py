@@ -40,6 +40,7 @@ class RapidOcrEngine:
     def __init__(self, settings: OcrSettings) -> None:
         self.settings = settings
         self._engine = _rapidocr(settings.det_side, settings.threads)
+        self._fine_engine = None  # made on first use: most videos never need it
 
     def text_detector(self) -> "RapidTextDetector":
         """The detector of this engine's models, for the region pre-scan (no second load)."""
@@ -87,7 +88,23 @@ class RapidOcrEngine:
         return self._read(bgr)
 
     def _read(self, bgr: np.ndarray) -> Reading:
-        result = self._engine(bgr, use_det=True, use_cls=False, use_rec=True)
+        reading = self._detect_and_read(self._engine, bgr)
+        if not reading.lines and self._finer(bgr):
+            # The segmenter saw text here and the detector, at det_side, no line: faint text (a
+            # translucent line over bright leaves, 720p, halved to 640 px) is found at the band's
+            # own scale. Only such segments pay for the larger picture.
+            if self._fine_engine is None:
+                self._fine_engine = _rapidocr(self.settings.fine_det_side, self.settings.threads)
+            reading = self._detect_and_read(self._fine_engine, bgr)
+        return reading
+
+    def _finer(self, bgr: np.ndarray) -> bool:
+        """Whether a second look at ``fine_det_side`` sees the band larger than the first did."""
+        side = max(bgr.shape[:2])
+        return side > self.settings.det_side and self.settings.fine_det_side > self.settings.det_side
+
+    def _detect_and_read(self, engine, bgr: np.ndarray) -> Reading:
+        result = engine(bgr, use_det=True, use_cls=False, use_rec=True)
         if result.boxes is None or result.txts is None:
             return Reading(lines=())
         fragments = [
