@@ -101,13 +101,76 @@ def test_a_vouched_line_is_read_though_its_strokes_are_strewn():
     assert [(s.start, s.end) for s in segments] == [(ts[5], ts[35])]
 
 
-def test_the_segmenter_is_unsure_until_its_text_settles():
+def test_the_segmenter_is_unsure_until_its_text_settles_and_the_guard_has_seen_its_line():
     segmenter = Segmenter(0, SETTINGS)
     assert not segmenter.sure
     band = with_text(background(0, "flat"), "HELLO WORLD")
-    for k, t in enumerate(times(SETTINGS.confirm_frames)):
+    ts = times(SETTINGS.confirm_frames + 3)
+    for t in ts[:SETTINGS.confirm_frames]:
         list(segmenter.push(t, band))
-        assert segmenter.sure == (k + 1 >= SETTINGS.confirm_frames)
+        assert not segmenter.sure
+    segmenter.vouch([])  # the detector saw no line in this frame: it keeps looking
+    list(segmenter.push(ts[SETTINGS.confirm_frames], band))
+    assert not segmenter.sure
+    segmenter.vouch([text_box()])
+    list(segmenter.push(ts[SETTINGS.confirm_frames + 1], band))
+    assert segmenter.sure
+
+
+def street(i: int) -> np.ndarray:
+    """A still street: poles and road markings, thin bright strokes with dark edges that the
+    plain-text test takes for text, too many for a short note over them to split a segment."""
+    img = np.full((H, W), 100, np.uint8)
+    for x in range(10, W, 23):
+        cv2.line(img, (x, 0), (x + 15, H), 20, 5)
+        cv2.line(img, (x, 0), (x + 15, H), 235, 2)
+    return img
+
+
+def street_with_a_note():
+    return [(t, with_text(street(i), "HI THERE") if 30 <= i < 60 else street(i)) for i, t in enumerate(times(80))]
+
+
+def test_a_note_over_strokes_the_guard_saw_no_line_in_gets_a_segment_of_its_own():
+    """Chinese dialogue below, English notes above a still street: the street's strokes were one
+    segment of the whole video, read as nothing, and the notes were lost. The guard saw no line
+    over that segment (frame 5), then a line bringing strokes of its own (frame 33): the note's
+    segment starts and ends with it, without the street's strokes."""
+    ts = times(80)
+    assert [(s.start, s.end) for s in run(street_with_a_note(), settings=SETTINGS)] == [(ts[0], ts[-1] + FRAME)]
+    segments = run(street_with_a_note(), vouches={5: [], 33: [text_box("HI THERE")]}, settings=SETTINGS)
+    note = [s for s in segments if s.start == ts[30]]
+    assert [(s.start, s.end) for s in note] == [(ts[30], ts[60])]
+    (x0, _, x1, _), = note[0].lines
+    assert (x1 - x0) < W / 3  # the note's own line, not the street's strokes across the band
+
+
+def test_a_line_over_strokes_the_guard_never_denied_vouches_for_them():
+    """Without a look that saw nothing there first, the line is taken for the segment's own."""
+    ts = times(80)
+    segments = run(street_with_a_note(), vouches={33: [text_box("HI THERE")]}, settings=SETTINGS)
+    assert [(s.start, s.end) for s in segments] == [(ts[0], ts[-1] + FRAME)]
+
+
+def test_a_denied_segments_own_line_seen_later_vouches_for_it():
+    """A detector that missed a subtitle once and sees it later: the line brings no strokes of its
+    own, so the segment goes on, now vouched for."""
+    ts = times(60)
+    frames = [(t, with_text(background(i, "panning"), "HELLO WORLD") if 10 <= i < 50 else background(i, "panning"))
+              for i, t in enumerate(ts)]
+    segments = run(frames, vouches={15: [], 30: [text_box()]}, settings=SETTINGS)
+    assert [(s.start, s.end) for s in segments] == [(ts[10], ts[50])]
+
+
+def test_the_guards_first_look_at_a_settled_segment_only_checks_it():
+    """A line elsewhere in the band (scene text, a detector's box off the subtitle) on the first
+    look at a segment the text test is sure of neither ends it nor opens another."""
+    ts = times(60)
+    frames = [(t, with_text(background(0, "flat"), "HELLO WORLD") if 10 <= i < 50 else background(0, "flat"))
+              for i, t in enumerate(ts)]
+    elsewhere = (200, 2, 440, 16)
+    segments = run(frames, vouches={20: [elsewhere, text_box()]}, settings=SETTINGS)
+    assert [(s.start, s.end) for s in segments] == [(ts[10], ts[50])]
 
 
 # --------------------------------------------------------------------------------------------

@@ -140,6 +140,13 @@ class _OpenSegment:
     # static textured wall's grain): there before the text and after it, never its strokes.
     backdrop: np.ndarray | None = None
     text_changed: bool = False  # split off the segment before it where a glyph of that one's text changed
+    # The recall guard looked at it once settled (Segmenter.vouch), and saw no line over its core: strokes
+    # the text test takes for text that the detector does not (a still street, leaves).
+    looked: bool = False
+    denied: bool = False
+    # Opened for a line the guard saw over a denied segment: that segment's strokes, the picture's own,
+    # are no part of this one (its mask leaves them out, so it ends when its own strokes go).
+    static: np.ndarray | None = None
     # The latest frame's added line (_added_line), asked for twice a frame: (its mask, frames, line).
     added_memo: tuple[np.ndarray, int, np.ndarray | None] | None = None
 
@@ -206,6 +213,7 @@ class Segmenter:
         self._last_end: float | None = None  # end of the latest segment yielded
         self._last: Segment | None = None  # the latest segment closed
         self._vouch: list[LineBox] = []  # lines the recall guard saw in the next frame, in band pixels
+        self._looked = False  # the recall guard looked at the next frame (whether it saw lines or not)
         self._held = False  # the latest frame held the open segment on its strokes' lift alone
         # Analysis views of the latest frames, for a new segment's look back at a fade-in.
         self._views: deque[tuple[float, np.ndarray]] = deque(
@@ -229,16 +237,18 @@ class Segmenter:
         """Whether the open segment is text the mask sees well: settled, shown by the latest
         frame's mask, and with a text line of its own (or vouched for by the recall guard).
         Anything else (no segment, one still settling, held on its strokes' lift, or strokes
-        with no text line) is where the recall guard looks."""
+        with no text line) is where the recall guard looks, and so is a settled segment until the
+        guard has looked at it once, and for as long as it saw no line over it."""
         current = self._open
         if current is None or current.core is None or current.frames < self.settings.confirm_frames or self._held:
             return False
-        return current.vouched or self._core_problem(current.core) is None
+        return current.vouched or (current.looked and not current.denied and self._core_problem(current.core) is None)
 
     def vouch(self, boxes: Sequence[LineBox]) -> None:
         """Text lines the recall guard's detector saw in the next frame to be pushed, in the pixels
         of its band picture: where no segment covers one, a segment opens there."""
         self._vouch = list(boxes)
+        self._looked = True
 
     def _text_in(self, mask: np.ndarray) -> tuple[bool, bool]:
         """(has_text, holds_text): whether ``mask`` holds strokes enough to open a segment, and
@@ -261,9 +271,12 @@ class Segmenter:
         has_text, holds_text = self._text_in(plain)
         if self._fading is not None:
             yield from self._follow_fade(pts, view, text_follows=has_text)
-        if self._vouch:
+        if self._looked:
             yield from self._take_vouch(pts, band.shape[1], view, lift, plain)
         current = self._open
+        if current is not None and current.static is not None:
+            plain = plain & ~current.static
+            has_text, holds_text = self._text_in(plain)
         mask = plain
         if current is not None and current.boost is not None:
             mask = plain | (self._boosted(current) & (lift >= current.boost_lift))
@@ -341,23 +354,44 @@ class Segmenter:
         seen weakly by the mask (ending the segment there cut a cue's first frames off). A line
         where its core holds no such strokes ends it, and a segment of the guard's opens here (a
         segment still settling becomes one instead). Where the mask sees no line there, the
-        segment's strokes need only half the lift of the line's own (``_OpenSegment.boost``)."""
-        boxes, self._vouch = self._vouch, []
+        segment's strokes need only half the lift of the line's own (``_OpenSegment.boost``).
+
+        A settled segment the text test is sure of is only checked: vouched for, or denied where
+        no line lies over it (its lines elsewhere are left to the mask, as before the guard
+        looked). Over a denied segment, a line that brings strokes of its own is new text over
+        the picture's strokes (a note over a still street adds a tenth of the street's strokes,
+        too few for the mask to split): the segment ends, and the line's segment leaves those
+        strokes out."""
+        boxes, self._vouch, self._looked = self._vouch, [], False
         current = self._open
+        settled = current is not None and current.core is not None \
+            and current.frames >= self.settings.confirm_frames
+        checked_only = settled and not current.looked and not current.vouched and not self._held \
+            and self._core_problem(current.core) is None
+        if settled:
+            current.looked = True
         scale = view.shape[1] / band_width
         area, boost = np.zeros(view.shape, bool), np.zeros(view.shape, bool)
-        new_text = False
+        new_text, static = False, None
         for box in boxes:
             line = _box_area(box, scale, view.shape, self.settings.centred_lines)
-            if current is not None and current.core is not None and has_dense_line(
+            if current is not None and current.denied \
+                    and np.count_nonzero(current.core & line) >= self.settings.min_line_strokes \
+                    and self._brings_own_line(current.core, plain, line):
+                static = cv2.dilate(current.core.view(np.uint8), TOLERANCE).view(bool)
+            elif current is not None and current.core is not None and has_dense_line(
                     current.core & line, self.settings.min_line_strokes, self.settings.min_line_density):
                 current.vouched = True
+                continue
+            elif checked_only:
                 continue
             area |= line
             if not has_dense_line(plain & line, self.settings.min_line_strokes, self.settings.min_line_density):
                 boost |= line
-            new_text = new_text or current is None or current.core is None \
+            new_text = new_text or current is None or current.core is None or static is not None \
                 or np.count_nonzero(current.core & line) < self.settings.min_line_strokes
+        if settled and not current.vouched and static is None:
+            current.denied = True
         if not area.any():
             return
         if new_text and (current is None or current.frames >= self.settings.confirm_frames):
@@ -367,6 +401,7 @@ class Segmenter:
                          self.band_index, pts)
             current = self._open = self._new_segment(pts, self._previous_pts)
             current.after_gap = True
+            current.static = static
         current.vouched = True
         current.area = area if current.area is None else current.area | area
         if boost.any():
@@ -377,6 +412,12 @@ class Segmenter:
                                      int(np.percentile(lift[current.boost], _LINE_STROKES_PERCENTILE)) // 2)
             if current.frames >= self.settings.confirm_frames:
                 self._find_backdrop(current)
+
+    def _brings_own_line(self, core: np.ndarray, plain: np.ndarray, line: np.ndarray) -> bool:
+        """Whether this frame's mask holds a dense line of strokes off the core's pixels in ``line``."""
+        beside_core = cv2.dilate(core.view(np.uint8), TOLERANCE).view(bool)
+        return has_dense_line(plain & line & ~beside_core, self.settings.min_line_strokes,
+                              self.settings.min_line_density)
 
     @staticmethod
     def _boosted(segment: _OpenSegment) -> np.ndarray:
@@ -432,6 +473,7 @@ class Segmenter:
         # The guard's line keeps its test.
         successor.vouched, successor.area = segment.vouched, segment.area
         successor.boost, successor.boost_lift, successor.backdrop = segment.boost, segment.boost_lift, segment.backdrop
+        successor.static = segment.static
         yield from self.finish(start)
         for frame in carried:
             self._add(successor, frame)
@@ -537,8 +579,9 @@ class Segmenter:
     def _look_back(self, segment: _OpenSegment, view: np.ndarray) -> None:
         """Move the start of a just-settled segment back over the frames that already showed its
         text but not to the mask (plain text over a bright picture), then over its fade-in."""
+        # Text over a denied segment's strokes began while that segment was open: its frames show it.
         earlier = [(pts, frame) for pts, frame in reversed(self._views) if pts < segment.start
-                   and (self._last_end is None or pts >= self._last_end)]
+                   and (self._last_end is None or pts >= self._last_end or segment.static is not None)]
         shown = 0
         while shown < len(earlier) and still_shown(segment.core, stroke_lift(earlier[shown][1], self.settings),
                                                    self.settings):
