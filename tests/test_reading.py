@@ -91,3 +91,30 @@ def test_a_faint_line_the_detector_misses_at_det_side_is_found_at_the_bands_own_
     assert without.lines == ()
     (reading,) = RapidOcrEngine(settings).read_batch([band])
     assert [line.text for line in reading.lines] == [text]
+
+
+def _centred_line(text: str, centre: float = 640) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """A 1280x218 band with ``text`` at ``centre``; the box of all but its first glyph."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(WQY, 40)
+    band = Image.new("L", (1280, 218), 200)
+    draw = ImageDraw.Draw(band)
+    width = draw.textlength(text, font=font)
+    x = centre - width / 2
+    draw.text((x, 130), text, font=font, fill=255, stroke_width=2, stroke_fill=60)
+    first = draw.textlength(text[0], font=font)
+    return np.asarray(band), (int(x + first + 4), 122, int(x + width + 4), 180)
+
+
+@pytest.mark.parametrize(("centre", "read"), [(640, "一次性密码支持"), (300, "次性密码支持")])
+def test_a_centred_line_whose_box_missed_a_glyph_is_read_from_the_symmetric_box(centre, read):
+    """The detector's box of a faint line over a bright sky missed its first glyph ("一"): a
+    subtitle is centred, so the box is made symmetric and read again; a line placed off the
+    middle is not (its box says nothing of a missed glyph)."""
+    band, box = _centred_line("一次性密码支持", centre)
+    bgr = np.repeat(band[..., None], 3, axis=2)
+    engine = RapidOcrEngine(load_settings().ocr)
+    line = engine.recognise_line(bgr, box)
+    assert line.text == "次性密码支持"
+    assert engine._whole_centred_line(bgr, line).text == read
