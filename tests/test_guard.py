@@ -117,6 +117,20 @@ def test_the_segmenter_is_unsure_until_its_text_settles_and_the_guard_has_seen_i
     assert segmenter.sure
 
 
+def test_a_look_that_saw_a_line_elsewhere_leaves_the_segment_sure():
+    """Translucent text over snow: the detector saw the text the mask missed beside a core of the
+    picture's strokes. That says nothing against the core: the guard does not keep looking (it
+    took the segment for a denied one and cut the cue into 3-frame segments)."""
+    segmenter = Segmenter(0, SETTINGS)
+    band = with_text(background(0, "flat"), "HELLO WORLD")
+    ts = times(SETTINGS.confirm_frames + 1)
+    for t in ts[:-1]:
+        list(segmenter.push(t, band))
+    segmenter.vouch([(200, 2, 440, 16)])
+    list(segmenter.push(ts[-1], band))
+    assert segmenter.sure
+
+
 def street(i: int) -> np.ndarray:
     """A still street: poles and road markings, thin bright strokes with dark edges that the
     plain-text test takes for text, too many for a short note over them to split a segment."""

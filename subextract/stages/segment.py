@@ -356,12 +356,12 @@ class Segmenter:
         segment still settling becomes one instead). Where the mask sees no line there, the
         segment's strokes need only half the lift of the line's own (``_OpenSegment.boost``).
 
-        A settled segment the text test is sure of is only checked: vouched for, or denied where
-        no line lies over it (its lines elsewhere are left to the mask, as before the guard
-        looked). Over a denied segment, a line that brings strokes of its own is new text over
-        the picture's strokes (a note over a still street adds a tenth of the street's strokes,
-        too few for the mask to split): the segment ends, and the line's segment leaves those
-        strokes out."""
+        A settled segment the text test is sure of is only checked: vouched for by a line over
+        its core's line, or denied where the detector saw no line at all (lines elsewhere are
+        left to the mask, as before the guard looked). Over a denied segment, a line that brings
+        strokes of its own is new text over the picture's strokes (a note over a still street adds
+        a tenth of the street's strokes, too few for the mask to split): the segment ends, and the
+        line's segment leaves those strokes out."""
         boxes, self._vouch, self._looked = self._vouch, [], False
         current = self._open
         settled = current is not None and current.core is not None \
@@ -390,7 +390,9 @@ class Segmenter:
                 boost |= line
             new_text = new_text or current is None or current.core is None or static is not None \
                 or np.count_nonzero(current.core & line) < self.settings.min_line_strokes
-        if settled and not current.vouched and static is None:
+        if settled and not boxes and not current.vouched:
+            # A line elsewhere says nothing of these strokes (the detector may see translucent text
+            # the mask missed beside a core of the picture's): only a look that saw none denies them.
             current.denied = True
         if not area.any():
             return
