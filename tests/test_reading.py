@@ -118,3 +118,11 @@ def test_a_centred_line_whose_box_missed_a_glyph_is_read_from_the_symmetric_box(
     line = engine.recognise_line(bgr, box)
     assert line.text == "次性密码支持"
     assert engine._whole_centred_line(bgr, line).text == read
+
+
+@pytest.mark.parametrize(("width", "finer"), [(1280, True), (1920, True), (720, False), (640, False)])
+def test_the_detector_looks_again_only_where_it_sees_the_band_larger(width, finer):
+    """A vertical video's 720 px band is seen at 640 px already: a second look at 720 px cost as
+    much as the first and found nothing in its segments of bare picture."""
+    engine = RapidOcrEngine(load_settings().ocr)
+    assert engine._finer(np.zeros((200, width, 3), np.uint8)) is finer
