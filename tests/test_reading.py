@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from subextract.config import load_settings
-from subextract.schema import TextLine
+from subextract.schema import Reading, TextLine
 from subextract.stages.ocr import create_engine
 from subextract.stages.ocr.rapid import RapidOcrEngine, subtitle_boxes
 
@@ -126,3 +126,12 @@ def test_the_detector_looks_again_only_where_it_sees_the_band_larger(width, fine
     much as the first and found nothing in its segments of bare picture."""
     engine = RapidOcrEngine(load_settings().ocr)
     assert engine._finer(np.zeros((200, width, 3), np.uint8)) is finer
+
+
+def test_the_second_look_keeps_only_lines_read_with_trust():
+    """At the larger size the detector boxed a steel frame across a 480p band, read as "XK" at
+    0.92: a cue of its own where the picture was bare."""
+    engine = RapidOcrEngine(load_settings().ocr)
+    junk = TextLine("XK", 0.92, (9, 0, 853, 89))
+    line = TextLine("文件传送会话不存在", 0.9999, (467, 120, 808, 187))
+    assert engine._trusted_only(Reading(lines=(junk, line))).lines == (line,)
