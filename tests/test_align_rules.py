@@ -1,5 +1,5 @@
 """align's decisions at their limits: merge gap and similarity just inside and outside, the vote by
-duration x confidence, flicker dropped and bridged. Every limit is read from the settings."""
+duration x confidence**n, flicker dropped and bridged. Every limit is read from the settings."""
 
 from __future__ import annotations
 
@@ -59,36 +59,58 @@ def test_similarity_ignores_case_spacing_and_punctuation():
     assert spans(cues) == [(0.0, 2.0, "HELLO, WORLD!")]
 
 
+# "Hello world" and "Hello w0rld" have n = 10 characters (spaces aside): a vote is duration x confidence**10.
+
 def test_vote_is_duration_times_confidence_not_confidence_alone():
-    # 1.0 s x 0.6 = 0.6 beats 0.5 s x 0.9 = 0.45, though the second is read more confidently
-    cues = cues_of((0.0, 1.0, reading("Hello world", confidence=0.6)),
-                   (1.0, 1.5, reading("Hello w0rld", confidence=0.9)))
+    # 1.0 s x 0.9**10 = 0.35 beats 0.5 s x 0.95**10 = 0.30, though the second is read more confidently
+    cues = cues_of((0.0, 1.0, reading("Hello world", confidence=0.9)),
+                   (1.0, 1.5, reading("Hello w0rld", confidence=0.95)))
     assert spans(cues) == [(0.0, 1.5, "Hello world")]
 
 
 def test_vote_is_duration_times_confidence_not_duration_alone():
-    # 1.0 s x 0.3 = 0.3 loses to 0.6 s x 0.95 = 0.57, though the first shows longer
+    # 1.0 s x 0.3**10 loses to 0.6 s x 0.95**10 = 0.36, though the first shows longer
     cues = cues_of((0.0, 1.0, reading("Hello w0rld", confidence=0.3)),
                    (1.0, 1.6, reading("Hello world", confidence=0.95)))
     assert spans(cues) == [(0.0, 1.6, "Hello world")]
 
 
+def test_vote_is_the_joint_confidence_of_the_characters_not_their_mean():
+    # Tesseract's means lie close for right and garbled readings: by duration x mean confidence the
+    # longer-shown garbled reading won (1.0 x 0.7 = 0.7 against 0.6 x 0.9 = 0.54); by the joint
+    # confidence of its 10 characters it loses (1.0 x 0.7**10 = 0.028 against 0.6 x 0.9**10 = 0.21).
+    cues = cues_of((0.0, 1.0, reading("Hello w0rld", confidence=0.7)),
+                   (1.0, 1.6, reading("Hello world", confidence=0.9)))
+    assert spans(cues) == [(0.0, 1.6, "Hello world")]
+
+
+def test_n_is_the_longest_reading_of_the_group_for_every_reading():
+    # "Hello world!!" has 12 characters, so both readings are raised to the 12th power:
+    # 0.65 s x 0.9**12 = 0.18 beats 1.0 s x 0.85**12 = 0.14. Each by its own length the shorter
+    # one would win (1.0 x 0.85**10 = 0.20 against 0.65 x 0.9**12 = 0.18).
+    cues = cues_of((0.0, 1.0, reading("Hello world", confidence=0.85)),
+                   (1.0, 1.65, reading("Hello world!!", confidence=0.9)))
+    assert spans(cues) == [(0.0, 1.65, "Hello world!!")]
+
+
 def test_votes_of_one_text_add_up_across_its_segments():
-    # "Hello world" twice (2 x 0.4 x 0.9 = 0.72) beats "Hello w0rld" once (0.6 x 0.95 = 0.57)
-    cues = cues_of((0.0, 0.4, reading("Hello world", confidence=0.9)),
-                   (0.4, 1.0, reading("Hello w0rld", confidence=0.95)),
-                   (1.0, 1.4, reading("Hello world", confidence=0.9)))
+    # "Hello world" twice (2 x 0.5 x 0.9**10 = 0.35) beats "Hello w0rld" once (0.4 x 0.95**10 = 0.24),
+    # which beats either "Hello world" alone (0.5 x 0.9**10 = 0.17)
+    cues = cues_of((0.0, 0.5, reading("Hello world", confidence=0.9)),
+                   (0.5, 0.9, reading("Hello w0rld", confidence=0.95)),
+                   (0.9, 1.4, reading("Hello world", confidence=0.9)))
     assert spans(cues) == [(0.0, 1.4, "Hello world")]
 
 
-def test_zero_confidence_readings_still_vote_by_duration():
-    cues = cues_of((0.0, 0.3, reading("Hello w0rld", confidence=0.0)),
-                   (0.3, 1.3, reading("Hello world", confidence=0.0)))
-    assert spans(cues) == [(0.0, 1.3, "Hello world")]
+@pytest.mark.parametrize("repeat", [1, 30])  # 30: 300 characters, 1e-3**300 is no float
+def test_zero_confidence_readings_still_vote_by_duration(repeat):
+    cues = cues_of((0.0, 0.3, reading("Hello w0rld" * repeat, confidence=0.0)),
+                   (0.3, 1.3, reading("Hello world" * repeat, confidence=0.0)))
+    assert spans(cues) == [(0.0, 1.3, "Hello world" * repeat)]
 
 
 def test_the_winner_keeps_its_own_lines_languages_and_confidence():
-    (cue,) = cues_of((0.0, 0.3, reading("Hello w0rld", confidence=0.5)),
+    (cue,) = cues_of((0.0, 0.3, reading("Hello w0rld", confidence=0.1)),
                      (0.3, 2.0, reading("Hello world", confidence=0.123456)))
     assert cue.lines == ("Hello world",) and cue.languages == ("en",)
     assert cue.confidence == round(0.123456, 4)

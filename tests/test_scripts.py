@@ -222,6 +222,80 @@ def test_binarised_line_is_dark_strokes_on_white():
     assert picture[0, 0] == 255 and picture[-1, -1] == 255
 
 
+THAI_FONT = Path("/usr/share/fonts/truetype/noto/NotoSansThai-Regular.ttf")  # fonts-noto-core
+
+
+def _thai_band(background: int, outline: int, bar: bool) -> np.ndarray:
+    """A Thai line (marks above and below its letters) in bright text with a dark outline of
+    ``outline`` px over a flat picture, and where ``bar`` a bright streak of the picture above
+    it, as bright and thin as a stroke but with no outline (a panned picture's median keeps it)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    band = Image.new("L", (700, 90), background)
+    ImageDraw.Draw(band).text((20, 22), "สวัสดีครับ ทุกคน", font=ImageFont.truetype(str(THAI_FONT), 40), fill=240,
+                              stroke_width=outline, stroke_fill=10)
+    band = np.array(band)
+    if bar:
+        band[14:17, 200:420] = 245
+    return band
+
+
+_BAND_BOX = (5, 5, 695, 85)
+
+
+def _bar_rows(height: int) -> tuple[slice, slice]:
+    """Where the streak of ``_thai_band`` lies in ``binarised_line``'s picture at ``height``."""
+    scale, border = height / (_BAND_BOX[3] - _BAND_BOX[1]), 12
+    return (slice(int(9 * scale) + border, int(12 * scale) + border + 1),
+            slice(int(195 * scale) + border, int(415 * scale) + border))
+
+
+@pytest.mark.skipif(not THAI_FONT.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize("background", [100, 120, 150, 180])  # 100, 120: a mid-grey picture is no rim
+@pytest.mark.parametrize("height", [80, 56])
+def test_binarised_outlined_line_drops_ink_without_an_outline(background, height):
+    """On an outlined line a bright streak without a dark rim is background: whitened, and the
+    outlined glyphs, their marks too, stay as they are without it."""
+    clean = binarised_line(_thai_band(background, 3, bar=False), _BAND_BOX, height) < 128
+    streaked = binarised_line(_thai_band(background, 3, bar=True), _BAND_BOX, height) < 128
+    rows, columns = _bar_rows(height)
+    assert not streaked[rows, columns].any()
+    assert clean.sum() > 500
+    # (the streak moves the text level a little, and with it a few edge pixels: 26 of 702 at 56 px
+    # over grey 120; a mark or letter lost would be more)
+    assert (clean != streaked).sum() <= 0.05 * clean.sum()
+
+
+@pytest.mark.skipif(not THAI_FONT.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize(("background", "outline"), [(150, 0), (200, 0), (60, 3), (60, 0)])
+def test_binarised_line_keeps_rimless_ink_where_the_line_is_not_outlined(background, outline):
+    """Plain text has no rim to tell the picture by (all its pieces are rimless), and over a dark
+    picture every piece is ringed by dark: the streak stays, as does all the text."""
+    clean = binarised_line(_thai_band(background, outline, bar=False), _BAND_BOX) < 128
+    streaked = binarised_line(_thai_band(background, outline, bar=True), _BAND_BOX) < 128
+    rows, columns = _bar_rows(80)
+    assert streaked[rows, columns].sum() > 0.5 * 3 * (415 - 195)
+    # (the streak itself moves the text level a little, and with it a few edge pixels)
+    assert (clean & ~streaked).sum() <= 0.05 * clean.sum()
+
+
+@pytest.mark.skipif(not THAI_FONT.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize("dark_until", [100, 160, 200])
+def test_binarised_plain_line_half_over_a_dark_picture_keeps_its_glyphs_over_the_bright_half(dark_until):
+    """Plain text whose left glyphs lie over a dark picture are ringed by it as by an outline,
+    those over the bright right part are not: the picture beyond the rings is dark too, so the
+    line is not taken for outlined and no glyph goes."""
+    band = _thai_band(150, 0, bar=False)
+    dark = band[:, :dark_until] < 200
+    band[:, :dark_until][dark] = 40  # the picture, not the strokes (240), darkened
+    picture = binarised_line(band, _BAND_BOX) < 128
+    scale = 80 / (_BAND_BOX[3] - _BAND_BOX[1])
+    right = slice(int((dark_until + 20 - _BAND_BOX[0]) * scale) + 12, None)
+    assert picture[:, right].sum() > 300
+    reference = binarised_line(_thai_band(150, 0, bar=False), _BAND_BOX) < 128
+    assert picture[:, right].sum() >= 0.9 * reference[:, right].sum()
+
+
 @pytest.mark.parametrize(("read", "written"), [("Δεν εἶναι δυνατή", "Δεν είναι δυνατή"),  # breathing + circumflex
                                                ("Το πρὀτυπο σύστηµα", "Το πρότυπο σύστημα"),  # breathing as tonos, µ
                                                ("Ідентифікатори | сервера", "Ідентифікатори і сервера"),

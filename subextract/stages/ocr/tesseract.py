@@ -43,6 +43,16 @@ _LIFT_RATIO_LOW, _LIFT_RATIO_HIGH = 0.35, 0.6
 _PEAK_WINDOW_SHARE = 0.5
 _EDGE_ROWS = 0.25  # the top and bottom share of a line crop where pieces of the next line show
 _BORDER = 12  # white margin around the line: Tesseract clips glyphs touching the picture's edge
+# Ink with no dark rim on an outlined line (see _without_rimless_pieces). The rim is looked for
+# within this share of the line height of a piece's edge (an outline is 2-4 px of an 80 px
+# line); the surroundings beyond it, out to _FAR_SHARE, tell an outline from a dark picture.
+_RIM_SHARE = 0.05
+_RIM_DARKER = 160  # grey levels below the text's: an outline (near black), not a mid-grey picture
+_FAR_SHARE = 0.2
+_RIMMED = 0.6  # a piece is outlined when this share of the pixels around it is clearly dark ...
+_RIMLESS = 0.25  # ... and has no rim below this share
+_OUTLINED_INK = 0.5  # the line is outlined when this share of its ink is in outlined pieces ...
+_BRIGHT_BEYOND = 0.25  # ... and this share of what lies beyond their outline is not dark
 
 
 def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0]) -> np.ndarray:
@@ -74,7 +84,8 @@ def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0
     text_level = float(np.percentile(crop[ratio >= _LIFT_RATIO_HIGH], 90)) if (ratio >= _LIFT_RATIO_HIGH).any() \
         else 255.0
     bright = np.clip((crop - (text_level - _TEXT_LEVEL_MARGIN)) / _TEXT_LEVEL_RAMP, 0, 1)
-    picture = _without_edge_pieces((255 - 255 * bright * stroke).astype(np.uint8))
+    picture = (255 - 255 * bright * stroke).astype(np.uint8)
+    picture = _without_edge_pieces(_without_rimless_pieces(picture, crop, text_level - _RIM_DARKER))
     return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
 
 
@@ -93,6 +104,48 @@ def _without_edge_pieces(picture: np.ndarray) -> np.ndarray:
     if edge.size:
         picture = picture.copy()
         picture[np.isin(labels, edge)] = 255
+    return picture
+
+
+def _without_rimless_pieces(picture: np.ndarray, grey: np.ndarray, dark_below: float) -> np.ndarray:
+    """On an outlined line, ink with no dark rim around it is background: whitened.
+
+    The median picture keeps bright things that stay put or pan slowly, such as bright
+    horizontal streaks of a panned picture, and where they are as bright and as thin as strokes
+    they pass the lift and level tests; Tesseract reads them as marks (Thai above its letters:
+    ``เป สรอ ลกผสม``). An outlined subtitle's every piece, dots and marks too, is ringed by its
+    dark outline, which a streak of the picture is not. The line's own pieces say whether it is
+    outlined (the OCR stage is not told the video's appearance): most of its ink ringed by
+    pixels far darker than the text (``dark_below``: an outline is near black, a mid-grey
+    picture is no rim), with the picture beyond those rims not that dark. A plain
+    line over a dark picture is ringed too, but its surroundings are dark as well, so it is
+    left alone, as is any line whose pieces are mostly rimless (plain text over a bright
+    picture). Pieces are measured by the distance of each paper pixel to its nearest ink piece
+    (one distance transform labels both), so their rims are rings within a few pixels."""
+    ink = picture < 128
+    if not ink.any():
+        return picture
+    height = picture.shape[0]
+    rim = max(2.0, _RIM_SHARE * height)
+    far = max(2 * rim + 2, _FAR_SHARE * height)
+    distance, labels = cv2.distanceTransformWithLabels((~ink).astype(np.uint8), cv2.DIST_L2, 5,
+                                                       labelType=cv2.DIST_LABEL_CCOMP)
+    count = int(labels.max()) + 1
+    dark = grey < dark_below
+    near = ~ink & (distance <= rim)
+    beyond = ~ink & (distance > 2 * rim) & (distance <= far)
+    area = np.bincount(labels[ink], minlength=count)
+    near_all = np.bincount(labels[near], minlength=count)
+    rimmed_share = np.bincount(labels[near & dark], minlength=count) / np.maximum(near_all, 1)
+    rimmed = (area > 0) & (rimmed_share >= _RIMMED)
+    rimless = (area > 0) & (near_all > 0) & (rimmed_share < _RIMLESS)
+    if area[rimmed].sum() < _OUTLINED_INK * area.sum() or not rimless.any():
+        return picture
+    around = rimmed[labels] & beyond
+    if not around.any() or (~dark[around]).mean() < _BRIGHT_BEYOND:
+        return picture
+    picture = picture.copy()
+    picture[rimless[labels] & (distance <= rim)] = 255  # the piece with its anti-aliased edge
     return picture
 
 
