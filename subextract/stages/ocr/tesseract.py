@@ -43,9 +43,16 @@ _LIFT_RATIO_LOW, _LIFT_RATIO_HIGH = 0.35, 0.6
 _PEAK_WINDOW_SHARE = 0.5
 _EDGE_ROWS = 0.25  # the top and bottom share of a line crop where pieces of the next line show
 _BORDER = 12  # white margin around the line: Tesseract clips glyphs touching the picture's edge
+# A light face (KacstBook: strokes 2-3 px at a 47 px size) binarises to hairlines that the LSTM
+# models, trained on regular weights, read as noise or not at all. Grown by a pixel on each
+# side (this kernel at the reading height) they read; the caller decides when to ask (routed.py:
+# only for a line that read as nothing otherwise, since a grown picture of a regular face can
+# read worse).
+_THICKEN = 3
 
 
-def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0]) -> np.ndarray:
+def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0],
+                   thicken: bool = False) -> np.ndarray:
     """The line at ``box`` of a grey band picture as dark strokes on white, scaled to a height
     Tesseract reads well. Subtitle strokes are bright (the segmenter's stroke mask is a white
     top-hat too) and stand above their surroundings: a pixel is ink as far as it is both nearly
@@ -75,6 +82,8 @@ def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0
         else 255.0
     bright = np.clip((crop - (text_level - _TEXT_LEVEL_MARGIN)) / _TEXT_LEVEL_RAMP, 0, 1)
     picture = _without_edge_pieces((255 - 255 * bright * stroke).astype(np.uint8))
+    if thicken:
+        picture = cv2.erode(picture, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (_THICKEN, _THICKEN)))
     return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
 
 
@@ -120,10 +129,12 @@ class TesseractRecogniser:
         self._single_line, self._raw_line = PSM.SINGLE_LINE, PSM.RAW_LINE
         log.debug("Tesseract %s: model %s from %s", self._api.Version(), language.model, folder)
 
-    def read_line(self, grey: np.ndarray, box: LineBox) -> TextLine:
+    def read_line(self, grey: np.ndarray, box: LineBox, thicken: bool = False) -> TextLine:
+        """The line at ``box``; with ``thicken``, from its picture with the strokes grown
+        (``_THICKEN``)."""
         best = None
         for height in _LINE_HEIGHTS:
-            line = self._read_picture(binarised_line(grey, box, height), box)
+            line = self._read_picture(binarised_line(grey, box, height, thicken), box)
             if best is None or line.confidence > best.confidence:
                 best = line
             if best.confidence >= _CONFIDENT:
