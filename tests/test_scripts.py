@@ -587,3 +587,30 @@ def test_fetch_into_a_folder_it_cannot_write_says_so_in_one_line(registry, tmp_p
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot write" in err[0] and "Debian's are used" in err[0], err
     assert blocker.read_text() == "not a folder"
+
+
+
+def _light_face_line(text: str) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """``text`` drawn light on grey in Noto Naskh Arabic with its strokes thinned to a light
+    face's (drawn 4x, eroded, scaled down with area averaging: thin anti-aliased strokes), and a
+    box around it."""
+    from PIL import Image, ImageDraw, ImageFont
+    font = ImageFont.truetype(str(NASKH), 24 * 4)
+    image = Image.new("L", (2800, 400), 0)
+    ImageDraw.Draw(image).text((80, 80), text, font=font, fill=255, direction="rtl", language="ar")
+    strokes = cv2.erode(np.array(image), cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (6, 6)))
+    strokes = cv2.resize(strokes, (700, 100), interpolation=cv2.INTER_AREA).astype(int)
+    ys, xs = np.nonzero(strokes > 40)
+    box = (int(xs.min()) - 8, int(ys.min()) - 10, int(xs.max()) + 8, int(ys.max()) + 10)
+    return np.clip(150 + strokes, 0, 240).astype(np.uint8), box
+
+
+@pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+def test_a_light_face_line_lost_otherwise_is_read_with_its_strokes_grown():
+    """Hairline strokes: the model reads nothing acceptable from the line as binarised, at any
+    height or box; with the strokes grown it reads the line (all but the first word's letter)."""
+    engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ar"))
+    band, box = _light_face_line("لا يوجد تعليق")
+    assert engine._read_line_fixed(band, box) is None
+    line = engine._read_row(band, box, (box,))
+    assert line is not None and "يوجد تعليق" in line.text

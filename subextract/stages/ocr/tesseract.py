@@ -53,9 +53,16 @@ _RIMMED = 0.6  # a piece is outlined when this share of the pixels around it is 
 _RIMLESS = 0.25  # ... and has no rim below this share
 _OUTLINED_INK = 0.5  # the line is outlined when this share of its ink is in outlined pieces ...
 _BRIGHT_BEYOND = 0.25  # ... and this share of what lies beyond their outline is not dark
+# A light face (KacstBook: strokes 2-3 px at a 47 px size) binarises to hairlines that the LSTM
+# models, trained on regular weights, read as noise or not at all. Grown by a pixel on each
+# side (this kernel at the reading height) they read; the caller decides when to ask (routed.py:
+# only for a line that read as nothing otherwise, since a grown picture of a regular face can
+# read worse).
+_THICKEN = 3
 
 
-def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0]) -> np.ndarray:
+def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0],
+                   thicken: bool = False) -> np.ndarray:
     """The line at ``box`` of a grey band picture as dark strokes on white, scaled to a height
     Tesseract reads well. Subtitle strokes are bright (the segmenter's stroke mask is a white
     top-hat too) and stand above their surroundings: a pixel is ink as far as it is both nearly
@@ -86,6 +93,8 @@ def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0
     bright = np.clip((crop - (text_level - _TEXT_LEVEL_MARGIN)) / _TEXT_LEVEL_RAMP, 0, 1)
     picture = (255 - 255 * bright * stroke).astype(np.uint8)
     picture = _without_edge_pieces(_without_rimless_pieces(picture, crop, text_level - _RIM_DARKER))
+    if thicken:
+        picture = cv2.erode(picture, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (_THICKEN, _THICKEN)))
     return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
 
 
@@ -173,10 +182,12 @@ class TesseractRecogniser:
         self._single_line, self._raw_line = PSM.SINGLE_LINE, PSM.RAW_LINE
         log.debug("Tesseract %s: model %s from %s", self._api.Version(), language.model, folder)
 
-    def read_line(self, grey: np.ndarray, box: LineBox) -> TextLine:
+    def read_line(self, grey: np.ndarray, box: LineBox, thicken: bool = False) -> TextLine:
+        """The line at ``box``; with ``thicken``, from its picture with the strokes grown
+        (``_THICKEN``)."""
         best = None
         for height in _LINE_HEIGHTS:
-            line = self._read_picture(binarised_line(grey, box, height), box)
+            line = self._read_picture(binarised_line(grey, box, height, thicken), box)
             if best is None or line.confidence > best.confidence:
                 best = line
             if best.confidence >= _CONFIDENT:
