@@ -117,6 +117,16 @@ def test_the_segmenter_is_unsure_until_its_text_settles_and_the_guard_has_seen_i
     assert segmenter.sure
 
 
+def test_a_line_elsewhere_leaves_a_denied_segment_as_it_is():
+    """Denied (the detector missed its line once), a segment the text test is sure of is not ended
+    by a line elsewhere at a later look: that split a Thai cue, its second half read as nothing."""
+    ts = times(60)
+    frames = [(t, with_text(background(0, "flat"), "HELLO WORLD") if 10 <= i < 50 else background(0, "flat"))
+              for i, t in enumerate(ts)]
+    segments = run(frames, vouches={15: [], 25: [(200, 2, 440, 16)]}, settings=SETTINGS)
+    assert [(s.start, s.end) for s in segments] == [(ts[10], ts[50])]
+
+
 def test_a_look_that_saw_a_line_elsewhere_leaves_the_segment_sure():
     """Translucent text over snow: the detector saw the text the mask missed beside a core of the
     picture's strokes. That says nothing against the core: the guard does not keep looking (it
@@ -157,6 +167,25 @@ def test_a_note_over_strokes_the_guard_saw_no_line_in_gets_a_segment_of_its_own(
     assert [(s.start, s.end) for s in note] == [(ts[30], ts[60])]
     (x0, _, x1, _), = note[0].lines
     assert (x1 - x0) < W / 3  # the note's own line, not the street's strokes across the band
+
+
+def test_a_note_the_detector_sees_late_keeps_the_strokes_it_brought_meanwhile():
+    """The detector missed a Thai cue over a denied segment at first and saw it 0.8 s later; by
+    then the text had voted into the segment's core. The strokes left out of the line's segment
+    are the core as it was denied, not as it is: else the line's own strokes went too and its
+    segment read nothing."""
+    ts = times(120)
+
+    def picture(i: int) -> np.ndarray:  # the street from frame 20, the note over it from 30 to 100
+        if i < 20:
+            return background(0, "flat")
+        return with_text(street(i), "HI THERE") if 30 <= i < 100 else street(i)
+
+    # Seen at frame 48, the note has shown in 18 of the segment's 28 frames: it is in its core.
+    segments = run([(t, picture(i)) for i, t in enumerate(ts)], vouches={25: [], 48: [text_box("HI THERE")]},
+                   settings=SETTINGS)
+    note = [s for s in segments if s.start == ts[30]]
+    assert [(s.start, s.end) for s in note] == [(ts[30], ts[100])]
 
 
 def test_a_line_over_strokes_the_guard_never_denied_vouches_for_them():

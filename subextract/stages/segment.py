@@ -144,6 +144,7 @@ class _OpenSegment:
     # the text test takes for text that the detector does not (a still street, leaves).
     looked: bool = False
     denied: bool = False
+    denied_core: np.ndarray | None = None  # its core when first denied: the picture's strokes, before any text
     # Opened for a line the guard saw over a denied segment: that segment's strokes, the picture's own,
     # are no part of this one (its mask leaves them out, so it ends when its own strokes go).
     static: np.ndarray | None = None
@@ -366,7 +367,10 @@ class Segmenter:
         current = self._open
         settled = current is not None and current.core is not None \
             and current.frames >= self.settings.confirm_frames
-        checked_only = settled and not current.looked and not current.vouched and not self._held \
+        # The text test is sure of it; the guard looks only to vouch for it or deny it (once, and
+        # then as long as it is denied), so lines elsewhere change nothing, as before it looked
+        # (ending a denied segment at a line elsewhere split a Thai cue, its second half read as nothing).
+        checked_only = settled and not current.vouched and not self._held \
             and self._core_problem(current.core) is None
         if settled:
             current.looked = True
@@ -376,9 +380,11 @@ class Segmenter:
         for box in boxes:
             line = _box_area(box, scale, view.shape, self.settings.centred_lines)
             if current is not None and current.denied \
-                    and np.count_nonzero(current.core & line) >= self.settings.min_line_strokes \
-                    and self._brings_own_line(current.core, plain, line):
-                static = cv2.dilate(current.core.view(np.uint8), TOLERANCE).view(bool)
+                    and np.count_nonzero(current.denied_core & line) >= self.settings.min_line_strokes \
+                    and self._brings_own_line(current.denied_core, plain, line):
+                # The core as it was denied: text that came since (the detector missing it at first)
+                # has voted into the core, and must not be left out of its own segment.
+                static = cv2.dilate(current.denied_core.view(np.uint8), TOLERANCE).view(bool)
             elif current is not None and current.core is not None and has_dense_line(
                     current.core & line, self.settings.min_line_strokes, self.settings.min_line_density):
                 current.vouched = True
@@ -390,10 +396,10 @@ class Segmenter:
                 boost |= line
             new_text = new_text or current is None or current.core is None or static is not None \
                 or np.count_nonzero(current.core & line) < self.settings.min_line_strokes
-        if settled and not boxes and not current.vouched:
+        if settled and not boxes and not current.vouched and not current.denied:
             # A line elsewhere says nothing of these strokes (the detector may see translucent text
             # the mask missed beside a core of the picture's): only a look that saw none denies them.
-            current.denied = True
+            current.denied, current.denied_core = True, current.core.copy()
         if not area.any():
             return
         if new_text and (current is None or current.frames >= self.settings.confirm_frames):
