@@ -71,6 +71,7 @@ def bright(i: int, text: bool, faint: bool) -> np.ndarray:
 
 
 TEXT_LINE = (208, 37, 432, 78)  # the outlined line's box in the segment's picture
+TEXT_BOX = box_of(_fill("HELLO WORLD", 68))  # ... and the detector's
 GUARD_LINE = (222, 0, 418, 32)  # the guard's area of the faint line, as a line of the picture
 
 
@@ -83,13 +84,18 @@ def test_the_faint_line_is_invisible_to_the_mask_and_the_outlined_one_is_not():
 @pytest.mark.parametrize("seen", [8, 22])
 def test_a_line_no_settled_segment_holds_ends_it_and_opens_a_segment_where_the_guard_saw_it(seen):
     """The faint line appears at frame 5 or 20 over text settled since frame 7 (confirm_frames
-    after 5); the guard sees it at frame 8 (the first settled one) or 22: the text's segment ends
-    there, yielded at once (the text goes on: no fade-out to wait for), and the next, with both
-    lines, starts there (it looks back no further than the end of the segment before it)."""
+    after 5) and vouched for at frame 7; the guard sees it at frame 8 or 22: the text's segment
+    ends there, yielded at once (the text goes on: no fade-out to wait for), and the next, with both
+    lines, starts there (it looks back no further than the end of the segment before it). Over a
+    segment the text test is sure of and no line has vouched for, the guard's look only checks it:
+    the faint line changes nothing (a translucent line over snow beside a core of the picture's
+    strokes was cut into 3-frame segments so)."""
     pictures = [bright(i, text=5 <= i < 35, faint=(5 if seen == 8 else 20) <= i < 35) for i in range(40)]
-    assert segments(pictures, {seen: [FAINT_BOX]}) == [(5, seen, 4, seen - 1, (TEXT_LINE,)),
-                                                      (seen, 35, seen - 1, 34, (GUARD_LINE, TEXT_LINE))]
-    assert yielded_at(pictures, {seen: [FAINT_BOX]}) == [seen, 35]
+    vouches = {7: [TEXT_BOX], seen: [FAINT_BOX]}
+    assert segments(pictures, vouches) == [(5, seen, 4, seen - 1, (TEXT_LINE,)),
+                                           (seen, 35, seen - 1, 34, (GUARD_LINE, TEXT_LINE))]
+    assert yielded_at(pictures, vouches) == [seen, 35]
+    assert segments(pictures, {seen: [FAINT_BOX]}) == [(5, 35, 4, 34, (TEXT_LINE,))]
 
 
 @pytest.mark.parametrize("seen", [5, 7])
@@ -231,8 +237,10 @@ def test_a_guard_line_the_core_holds_strewn_is_one_of_the_segments_lines_in_orde
     pictures = [picture() if 5 <= i < 35 else background(0, "flat") for i in range(40)]
     text_line = (211, 41, 429, 75)
     assert segments(pictures, {}) == [(5, 35, 4, 34, (text_line,))]
-    for seen in (5, 12):
-        assert segments(pictures, {seen: [(380, 5, 610, 25)]}) == [(5, 35, 4, 34, ((375, 0, 615, 30), text_line))]
+    # Seen while the segment settles, or after a line of its own vouched for it (a look at a segment
+    # the text test is sure of and nothing vouched for only checks it).
+    for vouches in ({5: [(380, 5, 610, 25)]}, {8: [box_of(_fill("HELLO WORLD", 68))], 12: [(380, 5, 610, 25)]}):
+        assert segments(pictures, vouches) == [(5, 35, 4, 34, ((375, 0, 615, 30), text_line))]
 
 
 def rows_and_columns(area: np.ndarray) -> tuple[int, int, int, int]:
