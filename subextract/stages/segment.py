@@ -140,11 +140,11 @@ class _OpenSegment:
     # static textured wall's grain): there before the text and after it, never its strokes.
     backdrop: np.ndarray | None = None
     text_changed: bool = False  # split off the segment before it where a glyph of that one's text changed
-    # The recall guard looked at it once settled (Segmenter.vouch), and saw no line over its core: strokes
-    # the text test takes for text that the detector does not (a still street, leaves).
+    # The recall guard looked at it once settled (Segmenter.vouch); where it saw no line at all, it was
+    # denied: strokes the text test takes for text and the detector does not (a still street, leaves),
+    # kept as its core was then (the picture's strokes, before any text came).
     looked: bool = False
-    denied: bool = False
-    denied_core: np.ndarray | None = None  # its core when first denied: the picture's strokes, before any text
+    denied_core: np.ndarray | None = None
     # Opened for a line the guard saw over a denied segment: that segment's strokes, the picture's own,
     # are no part of this one (its mask leaves them out, so it ends when its own strokes go).
     static: np.ndarray | None = None
@@ -243,7 +243,8 @@ class Segmenter:
         current = self._open
         if current is None or current.core is None or current.frames < self.settings.confirm_frames or self._held:
             return False
-        return current.vouched or (current.looked and not current.denied and self._core_problem(current.core) is None)
+        return current.vouched or (current.looked and current.denied_core is None
+                                   and self._core_problem(current.core) is None)
 
     def vouch(self, boxes: Sequence[LineBox]) -> None:
         """Text lines the recall guard's detector saw in the next frame to be pushed, in the pixels
@@ -379,7 +380,7 @@ class Segmenter:
         new_text, static = False, None
         for box in boxes:
             line = _box_area(box, scale, view.shape, self.settings.centred_lines)
-            if current is not None and current.denied \
+            if current is not None and current.denied_core is not None \
                     and np.count_nonzero(current.denied_core & line) >= self.settings.min_line_strokes \
                     and self._brings_own_line(current.denied_core, plain, line):
                 # The core as it was denied: text that came since (the detector missing it at first)
@@ -396,10 +397,10 @@ class Segmenter:
                 boost |= line
             new_text = new_text or current is None or current.core is None or static is not None \
                 or np.count_nonzero(current.core & line) < self.settings.min_line_strokes
-        if settled and not boxes and not current.vouched and not current.denied:
+        if settled and not boxes and not current.vouched and current.denied_core is None:
             # A line elsewhere says nothing of these strokes (the detector may see translucent text
             # the mask missed beside a core of the picture's): only a look that saw none denies them.
-            current.denied, current.denied_core = True, current.core.copy()
+            current.denied_core = current.core.copy()
         if not area.any():
             return
         if new_text and (current is None or current.frames >= self.settings.confirm_frames):
