@@ -115,7 +115,7 @@ Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
 """, encoding="utf-8")
     video = tmp_path / "k.mp4"
     # 5 frames a second, a keyframe each second: the pre-scan reads keyframes only.
-    run_ffmpeg("-f", "lavfi", "-i", "gradients=s=3840x2160:r=5:c0=0xa0b4c8:c1=0xc8b48c:x0=0:y0=0:x1=3840:y1=2160:speed=0.02",
+    run_ffmpeg("-f", "lavfi", "-i", "gradients=s=3840x2160:r=5:c0=0xa0b4c8:c1=0xc8b48c:x0=0:y0=0:x1=3840:y1=2160:speed=0.02:seed=1",
                "-t", "6", "-vf", f"ass=filename={_filter_path(ass)}:fontsdir={_filter_path(_font_dir(tmp_path_factory, cjk_font))}",
                "-c:v", "libx264", "-preset", "ultrafast", "-crf", "26", "-g", "5", "-pix_fmt", "yuv420p", str(video))
     settings = load_settings()

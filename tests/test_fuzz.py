@@ -61,7 +61,9 @@ def corpus(tmp_path_factory) -> tuple[Path, dict[str, Path]]:
                    "-c:v", "libx264", "-preset", "veryfast", "-crf", "28", "-g", "25", "-movflags", "+faststart",
                    str(mp4))
         sources[f"{name}_mp4"] = mp4
-    run_ffmpeg("-i", str(originals / "en_two_line.mp4"), "-c", "copy", str(originals / "en_two_line.mkv"))
+    # bitexact: Matroska's segment and track UIDs are random otherwise, and the mutants with them
+    run_ffmpeg("-i", str(originals / "en_two_line.mp4"), "-c", "copy", "-fflags", "+bitexact",
+               str(originals / "en_two_line.mkv"))
     run_ffmpeg("-i", str(originals / "zh_bottom.mp4"), "-c", "copy", "-f", "mpegts", str(originals / "zh_bottom.ts"))
     sources["en_two_line_mkv"] = originals / "en_two_line.mkv"
     sources["zh_bottom_ts"] = originals / "zh_bottom.ts"
