@@ -8,7 +8,7 @@ from rapidfuzz import fuzz
 
 from test_align import SETTINGS, cues_of, reading, segment, spans
 
-from subextract.stages.align import align
+from subextract.stages.align import VoteHistory, align
 
 GAP = SETTINGS.merge_gap
 SIMILARITY = SETTINGS.merge_similarity
@@ -176,3 +176,41 @@ def test_the_end_of_a_merged_cue_is_its_latest_segment():
     cues = align([(segment(0.0, 2.0), reading("Hello world")), (segment(1.0, 1.5), reading("Hello w0rld"))],
                  SETTINGS)
     assert [(c.start, c.end) for c in cues] == [(0.0, 2.0)]
+
+
+# --------------------------------------------------------------------------------------------
+# Earlier cues vote too (VoteHistory): only earlier ones, so a streamed cue never changes
+# --------------------------------------------------------------------------------------------
+
+def test_a_reading_outvoted_in_one_cue_is_corrected_where_it_stands_alone_later():
+    # A repeat reuses the reading of its first showing's short, worse segment.
+    cues = cues_of((0.0, 0.4, reading("Emotcon", confidence=0.77)), (0.4, 3.0, reading("Emoticon", confidence=0.93)),
+                   (5.0, 8.0, reading("Emotcon", confidence=0.77)))
+    assert [c.text for c in cues] == ["Emoticon", "Emoticon"]
+
+
+def test_a_cue_vote_counts_what_its_texts_gathered_in_earlier_cues():
+    first = (0.0, 1.76, reading("Azimuth angle", confidence=0.94))
+    later = [(3.0, 5.12, reading("Azlmuth angle", confidence=0.89)), (5.12, 5.4, reading("Azimuth angle", confidence=0.94))]
+    assert [c.text for c in cues_of(*later)] == ["Azlmuth angle"]  # alone, the longer misreading wins
+    assert [c.text for c in cues_of(first, *later)] == ["Azimuth angle", "Azimuth angle"]
+
+
+def test_an_earlier_cue_is_never_changed_by_what_comes_after_it():
+    cues = cues_of((0.0, 3.0, reading("Emotcon", confidence=0.77)),
+                   (5.0, 5.4, reading("Emotcon", confidence=0.77)), (5.4, 8.0, reading("Emoticon", confidence=0.93)))
+    assert [c.text for c in cues] == ["Emotcon", "Emoticon"]
+
+
+def test_a_text_never_read_alike_with_another_keeps_its_own_votes():
+    cues = cues_of((0.0, 3.0, reading("Emoticon", confidence=0.99)), (5.0, 8.0, reading("Emotcon", confidence=0.60)))
+    assert [c.text for c in cues] == ["Emoticon", "Emotcon"]
+
+
+def test_the_history_carries_over_between_calls_as_the_stream_aligns_in_pieces():
+    history = VoteHistory()
+    first = align([(segment(0.0, 0.4), reading("Emotcon", confidence=0.77)),
+                   (segment(0.4, 3.0), reading("Emoticon", confidence=0.93))], SETTINGS, history)
+    later = align([(segment(5.0, 8.0), reading("Emotcon", confidence=0.77))], SETTINGS, history)
+    assert [c.text for c in first + later] == ["Emoticon", "Emoticon"]
+    assert [c.text for c in align([(segment(5.0, 8.0), reading("Emotcon", confidence=0.77))], SETTINGS)] == ["Emotcon"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from subextract.config import AlignSettings
 from subextract.schema import Cue, Reading, Segment
-from subextract.stages.align import align
+from subextract.stages.align import VoteHistory, align
 
 CueCallback = Callable[[Cue], None]
 
@@ -29,6 +29,7 @@ class _Band:
     index: int
     pending: list[tuple[Segment, int]] = field(default_factory=list)  # after the last cut, in time order
     floor: float = float("-inf")  # no cue still to come from this band starts before this
+    history: VoteHistory = field(default_factory=VoteHistory)  # the band's cues handed out so far
 
     def take_final(self, readings: Mapping[int, Reading], horizon: float | None,
                    settings: AlignSettings) -> list[Cue]:
@@ -49,7 +50,7 @@ class _Band:
         after = [i for i in texts if i >= cut]
         self.floor = pairs[after[0]][0].start if after else frontier
         final, self.pending = pairs[:cut], self.pending[cut:]
-        return align(final, settings) if final else []
+        return align(final, settings, self.history) if final else []
 
 
 class CueStream:

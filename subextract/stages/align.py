@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
@@ -47,8 +47,46 @@ class _Group:
 
     @property
     def winner(self) -> Reading:
-        n = max(sum(len("".join(text.split())) for text in key) for key in self.seen)
-        return self.readings[max(self.seen, key=lambda key: _log_vote(self.seen[key], n))]
+        return self.readings[_voted(self.seen, self.seen)]
+
+
+def _voted(candidates: Iterable[tuple[str, ...]],
+           seen: Mapping[tuple[str, ...], list[tuple[float, float]]]) -> tuple[str, ...]:
+    """The candidate text with the most votes in ``seen`` (n: the longest candidate's length)."""
+    candidates = list(candidates)
+    n = max(sum(len("".join(text.split())) for text in key) for key in candidates)
+    return max(candidates, key=lambda key: _log_vote(seen[key], n))
+
+
+@dataclass
+class VoteHistory:
+    """What one band's earlier cues said of their texts, for the cues after them.
+
+    A cue's segments that read alike enough to be one cue are readings of one text; where one
+    reading of it was outvoted there, it is a misreading of the winner wherever it stands alone
+    later (a repeated subtitle reuses the reading of its first showing, which may be a short
+    segment's worse one), and every later cue's vote counts what its texts gathered before.
+    Only earlier cues count, so a cue handed out while the video is still read (``CueStream``)
+    never changes: the stream keeps one history per band, ``align`` of a whole band one of its own.
+    """
+
+    votes: dict[tuple[str, ...], list[tuple[float, float]]] = field(default_factory=lambda: defaultdict(list))
+    read_as: dict[tuple[str, ...], set[tuple[str, ...]]] = field(default_factory=lambda: defaultdict(set))
+    readings: dict[tuple[str, ...], Reading] = field(default_factory=dict)
+
+    def decide(self, group: _Group) -> Reading:
+        """The group's text with the earlier cues' votes added, then the group remembered."""
+        # In a fixed order: a tie goes the same way on every run (sets of str iterate in hash order).
+        earlier = set().union(*(self.read_as[key] for key in group.seen)) - set(group.seen)
+        candidates = [*group.seen, *sorted(earlier)]
+        pooled = {key: self.votes.get(key, []) + group.seen.get(key, []) for key in candidates}
+        chosen = _voted(candidates, pooled)
+        reading = group.readings.get(chosen) or self.readings[chosen]
+        for key, seen in group.seen.items():
+            self.votes[key] += seen
+            self.readings.setdefault(key, group.readings[key])
+            self.read_as[key] |= set(group.seen) - {key}
+        return reading
 
 
 def _log_vote(seen: list[tuple[float, float]], n: int) -> float:
@@ -91,12 +129,15 @@ def _merge(groups: list[_Group], settings: AlignSettings, bridges: list[tuple[fl
     return merged
 
 
-def align(pairs: Sequence[tuple[Segment, Reading]], settings: AlignSettings) -> list[Cue]:
-    """``pairs`` are one band's segments in time order with their readings.
+def align(pairs: Sequence[tuple[Segment, Reading]], settings: AlignSettings,
+          history: VoteHistory | None = None) -> list[Cue]:
+    """``pairs`` are one band's segments in time order with their readings; ``history``, the
+    band's cues before them (``VoteHistory``), is added to.
 
     Merging runs before and after flicker is dropped, so a one-segment misread between two
     readings of one subtitle neither splits the cue nor survives as a cue of its own.
     """
+    history = history if history is not None else VoteHistory()
     singles = []
     for segment, reading in pairs:
         if reading.lines:
@@ -110,7 +151,7 @@ def align(pairs: Sequence[tuple[Segment, Reading]], settings: AlignSettings) -> 
     groups = _merge([g for g, short in zip(groups, is_flicker) if not short], settings, bridges=flicker)
     cues = []
     for group in groups:
-        reading = group.winner
+        reading = history.decide(group)
         cues.append(Cue(start=group.start, end=group.end, lines=tuple(line.text for line in reading.lines),
                         languages=tuple(line.language for line in reading.lines),
                         confidence=round(reading.confidence, 4), band=group.band))
