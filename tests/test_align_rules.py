@@ -214,3 +214,17 @@ def test_the_history_carries_over_between_calls_as_the_stream_aligns_in_pieces()
     later = align([(segment(5.0, 8.0), reading("Emotcon", confidence=0.77))], SETTINGS, history)
     assert [c.text for c in first + later] == ["Emoticon", "Emoticon"]
     assert [c.text for c in align([(segment(5.0, 8.0), reading("Emotcon", confidence=0.77))], SETTINGS)] == ["Emotcon"]
+
+
+def test_the_votes_of_every_earlier_cue_add_up():
+    right = [(0.0, 1.0, reading("Azimuth angle", confidence=0.94)), (2.0, 3.0, reading("Azimuth angle", confidence=0.94))]
+    later = [(5.0, 8.0, reading("Azlmuth angle", confidence=0.89)), (8.0, 8.28, reading("Azimuth angle", confidence=0.94))]
+    assert [c.text for c in cues_of(right[1], *later)][-1] == "Azlmuth angle"  # one earlier cue is not enough
+    assert [c.text for c in cues_of(*right, *later)] == ["Azimuth angle"] * 3
+
+
+def test_a_reading_remembers_every_text_it_was_read_alike_with():
+    cues = cues_of((0.0, 0.4, reading("Emotcon", confidence=0.77)), (0.4, 3.0, reading("Emoticon", confidence=0.93)),
+                   (5.0, 5.4, reading("Emotcon", confidence=0.77)), (5.4, 5.7, reading("Emoticn", confidence=0.80)),
+                   (8.0, 11.0, reading("Emotcon", confidence=0.77)))
+    assert [c.text for c in cues] == ["Emoticon"] * 3
