@@ -3,6 +3,8 @@ duration x confidence**n, flicker dropped and bridged. Every limit is read from 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from rapidfuzz import fuzz
 
@@ -228,3 +230,11 @@ def test_a_reading_remembers_every_text_it_was_read_alike_with():
                    (5.0, 5.4, reading("Emotcon", confidence=0.77)), (5.4, 5.7, reading("Emoticn", confidence=0.80)),
                    (8.0, 11.0, reading("Emotcon", confidence=0.77)))
     assert [c.text for c in cues] == ["Emoticon"] * 3
+
+
+@pytest.mark.parametrize("before, after", [("密钥长度为256-bit", "密钥长度为 256-bit"), ("密钥长度为 256-bit", "密钥长度为256-bit")])
+def test_a_text_change_read_alike_but_for_spacing_is_one_cue(before, after):
+    first, second = segment(0.0, 1.0), dataclasses.replace(segment(1.0, 2.0), text_changed=True)
+    assert [(c.start, c.end) for c in align([(first, reading(before)), (second, reading(after))], SETTINGS)] == [(0.0, 2.0)]
+    changed = align([(first, reading(before)), (second, reading(after.replace("256", "266")))], SETTINGS)
+    assert len(changed) == 2
