@@ -58,9 +58,14 @@ class VllmEngine:
         self._prompt = render_prompt(self._llm, settings)
         # vLLM would tokenise the same string again for every request (512 a batch on the H200).
         self._prompt_ids: list[int] | None = prompt_token_ids(self._llm, self._prompt)
+        # The replies' text decoded here, all of a batch at once, where vLLM would detokenise every
+        # reply token (and every log-probability's token, which the product never reads) one by one.
+        # Not with special tokens kept in the text (deepseek-ocr): vLLM spaces those its own way.
+        self._decode_here = settings.skip_special_tokens
         self._params = SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens,
                                       repetition_penalty=settings.repetition_penalty, logprobs=0,
                                       skip_special_tokens=settings.skip_special_tokens,
+                                      detokenize=not self._decode_here,
                                       extra_args=settings.sampling_extra or None, **cheap_logprobs(SamplingParams))
 
     def read_batch(self, images: Sequence[np.ndarray],
@@ -89,7 +94,10 @@ class VllmEngine:
                                          use_tqdm=False)
         except Exception as exc:  # noqa: BLE001 - an engine failure ends the run with one line
             raise SubextractError(f"vLLM failed: {one_line(exc)}") from None
-        return [Reply(text=o.outputs[0].text, confidence=mean_token_probability(o.outputs[0])) for o in outputs]
+        completions = [o.outputs[0] for o in outputs]
+        texts = ([c.text for c in completions] if self._params.detokenize
+                 else decode_replies(self._llm.get_tokenizer(), outputs))
+        return [Reply(text=text, confidence=mean_token_probability(c)) for text, c in zip(texts, completions)]
 
     def _bounded(self, max_tokens: int) -> Any:
         """The sampling parameters with a reply of at most ``max_tokens`` (the shared ones when they allow no more)."""
@@ -99,6 +107,31 @@ class VllmEngine:
         bounded.max_tokens = max_tokens
         bounded.min_tokens = min(bounded.min_tokens, max_tokens)
         return bounded
+
+
+# Prompt tokens before each reply that its decoding starts from: what vLLM's own detokenizer
+# primes its decode stream with (the whole prompt), cut to the end of the prompt that every
+# request shares; a reply's first word keeps the space a SentencePiece tokenizer gives it.
+_DECODE_CONTEXT = 8
+
+
+def decode_replies(tokenizer: Any, outputs: Sequence[Any]) -> list[str]:
+    """Each reply's text as vLLM's incremental detokenizer makes it (special tokens skipped), from
+    one batched decode: the text of the prompt's last tokens and the reply, less the text of the
+    prompt's last tokens. Where the text ends in an unfinished character (the replacement
+    character), vLLM holds back the tokens since it last emitted text and never emits them; so
+    does this, dropping tokens from the end until the text ends in a whole character."""
+    heads = [list(o.prompt_token_ids[-_DECODE_CONTEXT:]) for o in outputs]
+    whole = [head + list(o.outputs[0].token_ids) for head, o in zip(heads, outputs)]
+    texts = tokenizer.batch_decode(heads + whole, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+    replies = []
+    for head, ids, prefix, text in zip(heads, whole, texts[:len(heads)], texts[len(heads):]):
+        end = len(ids)
+        while text.endswith("\ufffd") and end > len(head):
+            end -= 1
+            text = tokenizer.decode(ids[:end], skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        replies.append(text[len(prefix):] if text.startswith(prefix) else text)
+    return replies
 
 
 def replica_memory_share(share: float, replicas: int) -> float:
