@@ -146,8 +146,12 @@ def force_reply_length(engine: Any, tokens: int, logprobs: bool = True) -> None:
         return
     from vllm import SamplingParams
 
+    # The engine's own choices of how vLLM hands replies back (flat log-probabilities, no
+    # detokenising) stay as they are: they are part of the path measured.
+    kept = {name: getattr(engine._params, name) for name in ("flat_logprobs", "detokenize", "skip_special_tokens")
+            if hasattr(engine._params, name)}
     engine._params = SamplingParams(temperature=0.0, max_tokens=tokens, min_tokens=tokens, ignore_eos=True,
-                                    logprobs=0 if logprobs else None)
+                                    logprobs=0 if logprobs else None, **kept)
 
 
 def timed_read(engine: Any, crops: list[np.ndarray]) -> float:

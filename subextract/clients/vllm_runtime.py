@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from typing import Any
@@ -63,11 +64,41 @@ def contiguous_merger_input_on_cpu() -> None:
     merger._contiguous_mlp_input = True
 
 
+def cheap_logprobs(sampling_params: type) -> dict[str, Any]:
+    """``flat_logprobs=True`` where this vLLM's SamplingParams has it (0.26 and 0.32 do): each
+    request's log-probabilities then live in a few flat lists instead of a dict and a Logprob
+    object per reply token, which vLLM's output processing builds on the engine's one thread.
+    Nothing where it has not (older vLLMs): the dicts are read the same way."""
+    fields = getattr(sampling_params, "__struct_fields__", None)  # a msgspec Struct in vLLM
+    if fields is None:
+        fields = inspect.signature(sampling_params).parameters
+    return {"flat_logprobs": True} if "flat_logprobs" in fields else {}
+
+
 def mean_token_probability(completion: Any) -> float:
-    """The mean probability of a vLLM completion's tokens (1.0 when it reported none)."""
-    steps = zip(completion.token_ids, completion.logprobs or [])
-    probabilities = [math.exp(step[token].logprob) for token, step in steps if token in step]
+    """The mean probability of a vLLM completion's tokens (1.0 when it reported none): each token's
+    log-probability as vLLM reported it, for its flat lists (``flat_logprobs``) or its dicts."""
+    logprobs = completion.logprobs
+    if logprobs is not None and hasattr(logprobs, "start_indices"):
+        probabilities = flat_token_probabilities(completion.token_ids, logprobs)
+    else:
+        steps = zip(completion.token_ids, logprobs or [])
+        probabilities = [math.exp(step[token].logprob) for token, step in steps if token in step]
     return sum(probabilities) / len(probabilities) if probabilities else 1.0
+
+
+def flat_token_probabilities(token_ids: Any, flat: Any) -> list[float]:
+    """The sampled tokens' probabilities from vLLM's FlatLogprobs: position i's entries are
+    ``flat.token_ids[start_indices[i]:end_indices[i]]``, the sampled token first (vLLM's sampler
+    puts it there; it is looked for all the same, as the dict lookup does)."""
+    ids, values = flat.token_ids, flat.logprobs
+    probabilities = []
+    for token, start, end in zip(token_ids, flat.start_indices, flat.end_indices):
+        for index in range(start, end):
+            if ids[index] == token:
+                probabilities.append(math.exp(values[index]))
+                break
+    return probabilities
 
 
 def one_line(exc: BaseException) -> str:

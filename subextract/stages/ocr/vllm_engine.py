@@ -2,8 +2,8 @@
 batch handed to one ``LLM.generate`` call so continuous batching keeps the device full.
 
 The prompt is rendered once, at start, from the model's chat template (or the preset's
-``prompt_template``) and reused as a plain string for every request: no per-request chat
-rendering. ``engine_options`` are passed to ``vllm.LLM`` as they are (dtype, max_model_len,
+``prompt_template``), tokenised once, and every request carries its token ids: no per-request chat
+rendering or tokenising. ``engine_options`` are passed to ``vllm.LLM`` as they are (dtype, max_model_len,
 gpu_memory_utilization, max_num_seqs, enforce_eager, ...).
 
 With ``ocr.vision_tower: subextract`` (the ``hunyuanocr`` preset), HunyuanOCR's vision tower runs
@@ -24,7 +24,7 @@ import numpy as np
 
 from subextract.clients.vllm_plugin import ARCHITECTURE as HUNYUAN_VL
 from subextract.clients.vllm_plugin import native_hunyuan_vl
-from subextract.clients.vllm_runtime import mean_token_probability, one_line, start_llm
+from subextract.clients.vllm_runtime import cheap_logprobs, mean_token_probability, one_line, start_llm
 from subextract.config import OcrSettings
 from subextract.errors import SubextractError
 from subextract.schema import LineBox, Reading
@@ -56,10 +56,17 @@ class VllmEngine:
         from vllm import SamplingParams
 
         self._prompt = render_prompt(self._llm, settings)
+        # vLLM would tokenise the same string again for every request (512 a batch on the H200).
+        self._prompt_ids: list[int] | None = prompt_token_ids(self._llm, self._prompt)
+        # The replies' text decoded here, all of a batch at once, where vLLM would detokenise every
+        # reply token (and every log-probability's token, which the product never reads) one by one.
+        # Not with special tokens kept in the text (deepseek-ocr): vLLM spaces those its own way.
+        self._decode_here = settings.skip_special_tokens
         self._params = SamplingParams(temperature=settings.temperature, max_tokens=settings.max_tokens,
                                       repetition_penalty=settings.repetition_penalty, logprobs=0,
                                       skip_special_tokens=settings.skip_special_tokens,
-                                      extra_args=settings.sampling_extra or None)
+                                      detokenize=not self._decode_here,
+                                      extra_args=settings.sampling_extra or None, **cheap_logprobs(SamplingParams))
 
     def read_batch(self, images: Sequence[np.ndarray],
                    line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
@@ -67,15 +74,19 @@ class VllmEngine:
         return read_pictures(images, self.settings, self._generate, line_boxes)
 
     def requests(self, pictures: Sequence[np.ndarray]) -> list[dict[str, Any]]:
-        """One vLLM request per picture: the rendered prompt and the picture, or the picture's
-        embeddings from the vision tower here (each under an id of its own: vLLM then neither
-        hashes the tensor nor mistakes one crop's embeddings for another's)."""
+        """One vLLM request per picture: the prompt's token ids (its text where there are none) and
+        the picture, or the picture's embeddings from the vision tower here (each under an id of its
+        own: vLLM then neither hashes the tensor nor mistakes one crop's embeddings for another's)."""
         if self._tower is None:
-            return [{"prompt": self._prompt, "multi_modal_data": {"image": to_pil(p)}} for p in pictures]
-        return [{"prompt": self._prompt,
+            return [{**self._prompt_input(), "multi_modal_data": {"image": to_pil(p)}} for p in pictures]
+        return [{**self._prompt_input(),
                  "multi_modal_data": {"image": {"image_embeds": embeds, "image_grid_thw": grid}},
                  "multi_modal_uuids": {"image": [uuid.uuid4().hex]}}
                 for embeds, grid in self._tower.embed(pictures)]
+
+    def _prompt_input(self) -> dict[str, Any]:
+        # A list of its own per request: vLLM's input processing must never see another request's list.
+        return {"prompt": self._prompt} if self._prompt_ids is None else {"prompt_token_ids": list(self._prompt_ids)}
 
     def _generate(self, pictures: Sequence[np.ndarray], limits: Sequence[int]) -> list[Reply]:
         try:
@@ -83,7 +94,10 @@ class VllmEngine:
                                          use_tqdm=False)
         except Exception as exc:  # noqa: BLE001 - an engine failure ends the run with one line
             raise SubextractError(f"vLLM failed: {one_line(exc)}") from None
-        return [Reply(text=o.outputs[0].text, confidence=mean_token_probability(o.outputs[0])) for o in outputs]
+        completions = [o.outputs[0] for o in outputs]
+        texts = ([c.text for c in completions] if self._params.detokenize
+                 else decode_replies(self._llm.get_tokenizer(), outputs))
+        return [Reply(text=text, confidence=mean_token_probability(c)) for text, c in zip(texts, completions)]
 
     def _bounded(self, max_tokens: int) -> Any:
         """The sampling parameters with a reply of at most ``max_tokens`` (the shared ones when they allow no more)."""
@@ -93,6 +107,31 @@ class VllmEngine:
         bounded.max_tokens = max_tokens
         bounded.min_tokens = min(bounded.min_tokens, max_tokens)
         return bounded
+
+
+# Prompt tokens before each reply that its decoding starts from: what vLLM's own detokenizer
+# primes its decode stream with (the whole prompt), cut to the end of the prompt that every
+# request shares; a reply's first word keeps the space a SentencePiece tokenizer gives it.
+_DECODE_CONTEXT = 8
+
+
+def decode_replies(tokenizer: Any, outputs: Sequence[Any]) -> list[str]:
+    """Each reply's text as vLLM's incremental detokenizer makes it (special tokens skipped), from
+    one batched decode: the text of the prompt's last tokens and the reply, less the text of the
+    prompt's last tokens. Where the text ends in an unfinished character (the replacement
+    character), vLLM holds back the tokens since it last emitted text and never emits them; so
+    does this, dropping tokens from the end until the text ends in a whole character."""
+    heads = [list(o.prompt_token_ids[-_DECODE_CONTEXT:]) for o in outputs]
+    whole = [head + list(o.outputs[0].token_ids) for head, o in zip(heads, outputs)]
+    texts = tokenizer.batch_decode(heads + whole, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+    replies = []
+    for head, ids, prefix, text in zip(heads, whole, texts[:len(heads)], texts[len(heads):]):
+        end = len(ids)
+        while text.endswith("\ufffd") and end > len(head):
+            end -= 1
+            text = tokenizer.decode(ids[:end], skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        replies.append(text[len(prefix):] if text.startswith(prefix) else text)
+    return replies
 
 
 def replica_memory_share(share: float, replicas: int) -> float:
@@ -160,6 +199,13 @@ def render_prompt(llm: Any, settings: OcrSettings) -> str:
         raise SubextractError(f"model {settings.model} has no chat template: set ocr.prompt_template in the config")
     return bare_image_placeholder(llm, processor.apply_chat_template(messages, tokenize=False,
                                                                      add_generation_prompt=True))
+
+
+def prompt_token_ids(llm: Any, prompt: str) -> list[int]:
+    """The ids vLLM itself makes of the prompt string: its tokenizer with special tokens added, as
+    ``LLM.generate`` tokenises a text prompt (tests/test_vllm_prompts.py holds both to the model's
+    processor). Images are expanded by vLLM afterwards, from the ids, in either case."""
+    return list(llm.get_tokenizer().encode(prompt, add_special_tokens=True))
 
 
 def bare_image_placeholder(llm: Any, prompt: str) -> str:
