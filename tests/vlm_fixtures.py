@@ -20,7 +20,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -393,12 +393,6 @@ class VllmServer:
         self.kill()
         pytest.fail(f"vLLM server not ready after {timeout} s:\n{self.log_tail()}")
 
-    def successes(self) -> float:
-        """Requests the server has finished, from its Prometheus metrics."""
-        text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=2).text
-        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
-                   if line.startswith("vllm:request_success_total{"))
-
     def kill(self) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
@@ -442,6 +436,9 @@ class RecordingProxy(ThreadingHTTPServer):
         self.bodies: list[dict] = []  # the chat-completion requests, as sent
         self.replies: list[dict] = []  # and the server's answers, in the same order
         self.authorizations: set[str] = set()
+        # Called with the number of chat completions answered so far, each one's reply held back
+        # until it returns (a test kills the upstream there: nothing can race past that moment).
+        self.before_reply: Callable[[int], None] | None = None
         self.lock = threading.Lock()
         super().__init__(("127.0.0.1", 0), _ProxyHandler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
@@ -472,13 +469,21 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         started = time.monotonic()
         path = self.path.removeprefix("/v1")
         headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")}
-        reply = self.server.client.request(self.command, self.server.upstream + path, content=body, headers=headers)
+        try:
+            reply = self.server.client.request(self.command, self.server.upstream + path, content=body,
+                                               headers=headers)
+        except httpx.TransportError:
+            self.close_connection = True  # no reply, as from a dead server's socket
+            return
         if path == "/chat/completions":
             with self.server.lock:
                 self.server.completions.append((started, time.monotonic()))
                 self.server.bodies.append(json.loads(body))
                 self.server.replies.append(reply.json() if reply.status_code == 200 else {})
                 self.server.authorizations.add(self.headers.get("Authorization", ""))
+                answered = len(self.server.completions)
+            if self.server.before_reply is not None:
+                self.server.before_reply(answered)
         self.send_response(reply.status_code)
         self.send_header("Content-Type", reply.headers.get("content-type", "application/json"))
         self.send_header("Content-Length", str(len(reply.content)))
