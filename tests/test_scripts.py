@@ -24,7 +24,7 @@ from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr.scripts import (BETTER_MODELS, BETTER_MODELS_ENV, SOURCES_FILE, TESSERACT_LANGUAGES,
                                            install_models_dir, installed_models, model_folder, require_language,
                                            routable_scripts, tessdata_dir)
-from subextract.stages.ocr.tesseract import TesseractRecogniser, binarised_line
+from subextract.stages.ocr.tesseract import TesseractRecogniser, _without_thick_ink, binarised_line
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_videos" / "scripts" / "ar_ru_two_zones.mp4"
 REFERENCE = load_cues(SAMPLE.with_suffix(".srt"))
@@ -277,6 +277,39 @@ def test_binarised_line_keeps_rimless_ink_where_the_line_is_not_outlined(backgro
     assert streaked[rows, columns].sum() > 0.5 * 3 * (415 - 195)
     # (the streak itself moves the text level a little, and with it a few edge pixels)
     assert (clean & ~streaked).sum() <= 0.05 * clean.sum()
+
+
+@pytest.mark.skipif(not THAI_FONT.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize("background", [60, 100, 150])
+def test_binarised_plain_line_drops_a_bright_blob_touching_it(background):
+    """A sheet of paper on the grass touching a plain line's first letter is as bright as the
+    strokes and smaller than the lift's kernel: it is whitened, and every glyph stays."""
+    clean_band = _thai_band(background, 0, bar=False)
+    band = clean_band.copy()
+    rows = np.flatnonzero((clean_band[45:56] > 200).any(axis=0))  # the line's last letter, by its middle rows
+    centre = (int(rows.max()) + 13, 50)  # the blob's edge against the letter's last column
+    cv2.ellipse(band, centre, (12, 9), 0, 0, 360, 245, -1)
+    clean = binarised_line(clean_band, _BAND_BOX) < 128
+    blobbed = binarised_line(band, _BAND_BOX) < 128
+    blob_middle = (12 + centre[1] - _BAND_BOX[1], 12 + centre[0] - _BAND_BOX[0])  # the border, the box's offset
+    assert not blobbed[blob_middle]
+    assert blobbed.sum() > 500
+    assert (clean & ~blobbed).sum() <= 0.05 * clean.sum()
+    assert (blobbed & ~clean).sum() <= 0.05 * clean.sum()  # no more than the blob's fringe is left
+
+
+@pytest.mark.skipif(not THAI_FONT.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize("weight", [0, 1, 2])
+def test_thick_piece_filter_leaves_every_glyph_of_a_line_of_one_weight(weight):
+    """A line's glyphs, its dots and marks too, are of one weight (bold strokes, round dots about a
+    stroke and a half thick): nothing of it is taken for a blob, however heavy the face."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    band = Image.new("L", (700, 90), 255)
+    ImageDraw.Draw(band).text((20, 22), "สวัสดีครับ ทุกคน: ดี.", font=ImageFont.truetype(str(THAI_FONT), 40), fill=0,
+                              stroke_width=weight, stroke_fill=0)
+    picture = np.array(band)
+    assert (_without_thick_ink(picture) == picture).all()
 
 
 @pytest.mark.skipif(not THAI_FONT.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")

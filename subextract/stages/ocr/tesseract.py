@@ -42,6 +42,11 @@ _TEXT_LEVEL_RAMP = 40
 _LIFT_RATIO_LOW, _LIFT_RATIO_HIGH = 0.35, 0.6
 _PEAK_WINDOW_SHARE = 0.5
 _EDGE_ROWS = 0.25  # the top and bottom share of a line crop where pieces of the next line show
+# Ink where a disc of this many times the line's median stroke thickness fits (and at least this
+# share of the picture's height: a few pixels) is no stroke (see _without_thick_ink). Dots and
+# tone marks are about one and a half strokes thick.
+_THICK_INK = 3.0
+_THICK_MIN_SHARE = 0.04
 _BORDER = 12  # white margin around the line: Tesseract clips glyphs touching the picture's edge
 # Ink with no dark rim on an outlined line (see _without_rimless_pieces). The rim is looked for
 # within this share of the line height of a piece's edge (an outline is 2-4 px of an 80 px
@@ -92,7 +97,8 @@ def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0
         else 255.0
     bright = np.clip((crop - (text_level - _TEXT_LEVEL_MARGIN)) / _TEXT_LEVEL_RAMP, 0, 1)
     picture = (255 - 255 * bright * stroke).astype(np.uint8)
-    picture = _without_edge_pieces(_without_rimless_pieces(picture, crop, text_level - _RIM_DARKER))
+    picture = _without_thick_ink(_without_edge_pieces(_without_rimless_pieces(picture, crop,
+                                                                               text_level - _RIM_DARKER)))
     if thicken:
         picture = cv2.erode(picture, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (_THICKEN, _THICKEN)))
     return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
@@ -113,6 +119,30 @@ def _without_edge_pieces(picture: np.ndarray) -> np.ndarray:
     if edge.size:
         picture = picture.copy()
         picture[np.isin(labels, edge)] = 255
+    return picture
+
+
+def _without_thick_ink(picture: np.ndarray) -> np.ndarray:
+    """Ink far thicker than the line's strokes is a bright thing of the picture beside the text
+    (a sheet of paper on the grass touching a plain line, as bright and as lifted as the strokes
+    where it is smaller than the lift's kernel): whitened, as far as a disc that thick fits in it
+    (an opening), so a letter it touches keeps its strokes. Tesseract read such a blob as letters
+    or as nothing, and the line with it. A stroke's thickness is the distance transform along its
+    middle (the ridge: pixels no neighbour of which is farther from the paper), and the line's is
+    the median over all ridge pixels, which count ink by its length, not its area: a compact blob
+    has a short ridge and never sets it."""
+    ink = (picture < 128).astype(np.uint8)
+    distance = cv2.distanceTransform(ink, cv2.DIST_L2, 5)
+    ridge = (distance > 0) & (distance >= cv2.dilate(distance, np.ones((3, 3), np.uint8)))
+    if not ridge.any():
+        return picture
+    radius = max(_THICK_INK * float(np.median(distance[ridge])), _THICK_MIN_SHARE * picture.shape[0])
+    if distance.max() <= radius:
+        return picture
+    side = 2 * int(np.ceil(radius)) + 1
+    blobs = cv2.morphologyEx(ink, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
+    picture = picture.copy()
+    picture[cv2.dilate(blobs, np.ones((3, 3), np.uint8)) > 0] = 255  # with its anti-aliased edge
     return picture
 
 
