@@ -393,6 +393,12 @@ class VllmServer:
         self.kill()
         pytest.fail(f"vLLM server not ready after {timeout} s:\n{self.log_tail()}")
 
+    def successes(self) -> float:
+        """Requests the server has finished, from its Prometheus metrics."""
+        text = httpx.get(f"http://127.0.0.1:{self.port}/metrics", timeout=2).text
+        return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("vllm:request_success_total{"))
+
     def kill(self) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
