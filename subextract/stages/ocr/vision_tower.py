@@ -120,10 +120,18 @@ class HunYuanVisionTower:
         hidden = hidden + embed.interpolate_pos_encoding(hidden, grid_h, grid_w)
         # One sequence per crop: the layers' attention splits a batch at cu_seqlens (here: none
         # inside a crop, every row of the batch is a crop of its own).
-        cu_seqlens = torch.tensor([0, length], dtype=torch.int32, device=hidden.device)
+        cu_seqlens = torch.tensor([0, length], dtype=torch.int32,
+                                  device=hidden.device if _bounds_on_gpu(tower) else "cpu")
         for layer in tower.layers:
             hidden = layer(hidden, cu_seqlens=cu_seqlens, max_seqlen=length, attention_mask=None)
         return tower.patch_merger(hidden, size=(grid_h, grid_w))
+
+
+def _bounds_on_gpu(tower: Any) -> bool:
+    """Where the crops' sequence bounds go: flash attention reads them on the GPU; every other
+    implementation calls .tolist() on them in each layer, which on a GPU tensor waits for all the
+    work queued so far (27 waits a pass, the host unable to queue the next layer ahead)."""
+    return "flash" in str(getattr(tower.config, "_attn_implementation", ""))
 
 
 def _dtype(torch: Any, name: str, config: Any, device: Any) -> Any:
