@@ -48,6 +48,8 @@ class RegionSettings:
     edge_zone: Share
     same_edges: Share
     same_glyphs: Share
+    glyph_drop: Share
+    static_strokes: Share
 
 
 @dataclass(frozen=True)
