@@ -23,6 +23,7 @@ import argparse
 import importlib.util
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,10 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+
+from gpu import worker_peak  # noqa: E402  (the GPU's bf16 matrix rate, measured as bench/gpu.py does)
+
 VARIANTS = ("shipped", "bounds-on-gpu", "compiled")
 
 
@@ -67,24 +72,6 @@ def crops(count: int, width: int, height: int) -> list[np.ndarray]:
     return out
 
 
-def bf16_tflops() -> float:
-    """The GPU's bf16 matrix rate through PyTorch: an 8192^3 product, the median of ten after three
-    warm-ups (as bench/gpu.py measures it)."""
-    import torch
-
-    a, b = (torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16) for _ in range(2))
-    times = []
-    for i in range(13):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        torch.mm(a, b)
-        end.record()
-        torch.cuda.synchronize()
-        if i >= 3:
-            times.append(start.elapsed_time(end) / 1000)
-    return 2 * 8192 ** 3 / statistics.median(times) / 1e12
-
-
 def tower_tflop(tower: Any, patches: int, merge: int) -> float:
     """One crop's arithmetic in the tower (a multiply-add is two): every linear layer and
     convolution over the rows it sees (the patches; the merger's over the merged patches) and
@@ -120,7 +107,7 @@ def main() -> int:
     _, grid = tower.patches(pictures[:1])
     patches = grid[1] * grid[2]
     arithmetic = tower_tflop(tower.tower, patches, tower.merge_size)
-    peak = bf16_tflops()
+    peak = worker_peak(args)["bf16_tflops"]
     shipped_bounds = module._bounds_on_gpu
     layers = list(tower.tower.layers)
     compiled = [torch.compile(layer) for layer in layers] if "compiled" in args.variants else None

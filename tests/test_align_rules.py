@@ -232,8 +232,10 @@ def test_a_reading_remembers_every_text_it_was_read_alike_with():
     assert [c.text for c in cues] == ["Emoticon"] * 3
 
 
-@pytest.mark.parametrize("before, after", [("密钥长度为256-bit", "密钥长度为 256-bit"), ("密钥长度为 256-bit", "密钥长度为256-bit")])
-def test_a_text_change_read_alike_but_for_spacing_is_one_cue(before, after):
+@pytest.mark.parametrize("before, after", [("密钥长度为256-bit", "密钥长度为 256-bit"), ("密钥长度为 256-bit", "密钥长度为256-bit"),
+                                           ("Accepting Liability 256.", "Accepting Liability 256"),
+                                           ("密钥长度为256，", "密钥长度为256")])
+def test_a_text_change_read_alike_but_for_spacing_or_punctuation_is_one_cue(before, after):
     first, second = segment(0.0, 1.0), dataclasses.replace(segment(1.0, 2.0), text_changed=True)
     assert [(c.start, c.end) for c in align([(first, reading(before)), (second, reading(after))], SETTINGS)] == [(0.0, 2.0)]
     changed = align([(first, reading(before)), (second, reading(after.replace("256", "266")))], SETTINGS)

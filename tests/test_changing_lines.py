@@ -6,8 +6,6 @@ no warning."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import cv2
 import numpy as np
 import pytest
@@ -45,57 +43,6 @@ def test_a_line_changing_in_one_character_is_no_logo_but_the_logo_is():
     static, moving = split_static([b for pair in boxes for b in pair], list(frames), 1.0, REGION)
     assert {b.x0 for b in static} == {556} and len(static) == 6
     assert {b.x0 for b in moving} == {186}
-
-
-def _translucent_logo_frame(index: int) -> tuple[np.ndarray, list[TextBox]]:
-    """Footage that changes every keyframe (fine texture), a 40 % white logo over it and an opaque
-    counter line: every window of the logo takes the footage's edges in (0.7-0.9 between two
-    frames), the counter's changed digit far more."""
-    rng = np.random.default_rng(100 + index)
-    frame = cv2.GaussianBlur(rng.integers(0, 255, (360, 640)).astype(np.uint8), (0, 0), 2)
-    logo = np.zeros_like(frame)
-    cv2.putText(logo, "TV9", (560, 40), FONT, 0.9, 255, 2)
-    frame = np.where(logo > 0, (0.4 * 255 + 0.6 * frame).astype(np.uint8), frame)
-    cv2.putText(frame, f"Subtitle number {index + 1}1", (190, 330), FONT, 0.9, 255, 2)
-    return frame, [TextBox(index, 556, 16, 616, 46), TextBox(index, 186, 306, 466, 338)]
-
-
-def test_a_translucent_logo_over_changing_footage_is_a_logo_and_the_changing_line_is_not():
-    frames, boxes = zip(*(_translucent_logo_frame(i) for i in range(6)))
-    static, moving = split_static([b for pair in boxes for b in pair], list(frames), 1.0, REGION)
-    assert {b.x0 for b in static} == {556} and len(static) == 6
-    assert {b.x0 for b in moving} == {186}
-    # Every window held to same_glyphs alone (no drop allowed below the pair's typical window): no logo.
-    strict = replace(REGION, glyph_drop=0.0)
-    static, _ = split_static([b for pair in boxes for b in pair], list(frames), 1.0, strict)
-    assert static == []
-
-
-def _logo_over(level: int, index: int, logo: bool = True) -> np.ndarray:
-    """A picture of one brightness with a little texture, a 55 % white logo with a faint dark rim."""
-    rng = np.random.default_rng(200 + index)
-    frame = np.clip(level + rng.normal(0, 6, (360, 640)), 0, 255).astype(np.uint8)
-    if logo:
-        glyphs = np.zeros_like(frame)
-        cv2.putText(glyphs, "TV9", (560, 40), FONT, 0.9, 255, 2)
-        rim = cv2.dilate(glyphs, np.ones((3, 3), np.uint8)) & ~glyphs
-        frame = np.where(rim > 0, 0.65 * frame, frame)
-        frame = np.where(glyphs > 0, 0.55 * 255 + 0.45 * frame, frame).astype(np.uint8)
-    return frame
-
-
-@pytest.mark.parametrize("drawn", [True, False])
-def test_a_logo_the_detector_misses_over_bright_pictures_is_a_logo_where_its_strokes_stay(drawn):
-    """Detected over the two dark pictures only; over the four bright ones the detector saw
-    nothing there. Where the logo is still drawn, its strokes stand out there: 6 of 6 frames, a
-    logo. Where it is not (text shown twice, then gone), 2 of 6: no logo."""
-    frames = [_logo_over(40, i) for i in range(2)] + [_logo_over(200, i, drawn) for i in range(2, 6)]
-    boxes = [TextBox(i, 556, 16, 616, 46) for i in range(2)]
-    static, moving = split_static(boxes, frames, 1.0, REGION)
-    assert (len(static), len(moving)) == ((2, 0) if drawn else (0, 1))
-    # The same frames, the strokes held to their whole margin over the dark picture (0.76 of it here): none.
-    static, _ = split_static(boxes, frames, 1.0, replace(REGION, static_strokes=1.0))
-    assert static == []
 
 
 # --------------------------------------------------------------------------------------------

@@ -118,6 +118,22 @@ def test_still_shown_needs_hold_share_of_each_lines_strokes_at_hold_contrast():
     assert not still_shown(np.zeros((60, 400), bool), np.full((60, 400), 255, np.uint8), SETTINGS)
 
 
+def test_over_a_busy_picture_a_look_back_counts_the_strokes_lifted_beyond_the_pictures_own_share():
+    """A picture that lifts 60 % of its pixels (leaves, water) lifts as many of the strokes' own
+    pixels where the text has gone: a look back counts only the share beyond that chance, measured
+    above and below the line, and hold_share of the rest (0.6 + 0.6 x 0.4 = 0.84 of the strokes).
+    The hold counts hold_share of them, whatever the picture."""
+    core = strokes((60, 400), LINE, step=4)
+    busy = np.random.default_rng(0).random(core.shape) < 0.6
+    for core_share, shown in ((0.65, False), (0.83, False), (0.85, True)):
+        lift = lift_of(core, core_share, SETTINGS.hold_contrast)
+        lift[busy & ~core] = SETTINGS.hold_contrast
+        assert still_shown(core, lift, SETTINGS, beyond_chance=True) is shown
+        assert still_shown(core, lift, SETTINGS)
+    # Over a calm picture (nothing lifted beside the line) hold_share of the strokes is enough.
+    assert still_shown(core, lift_of(core, SETTINGS.hold_share, SETTINGS.hold_contrast), SETTINGS, beyond_chance=True)
+
+
 def test_still_shown_skips_rows_of_specks_much_shorter_than_the_text_line():
     """A 20-row text line with a row of specks 8 rows tall beside it (0.4 of its height, under
     hold_line_height): a cut that takes the specks' lift keeps the text shown; specks 9 rows

@@ -103,9 +103,11 @@ def _comparable(text: str) -> str:
 
 
 def _read_alike(a: str, b: str) -> bool:
-    """The same characters, however spaced: an OCR engine spaces a Latin word inside a CJK line one
-    way in one frame and another way in the next, which says nothing of a changed text."""
-    return "".join(a.split()) == "".join(b.split())
+    """The same letters and digits, however spaced, punctuated or cased: an OCR engine spaces a
+    Latin word inside a CJK line one way in one frame and another way in the next, and drops a
+    line's final period over a busy picture (a cut behind a line split it where no glyph changed),
+    which says nothing of a changed text."""
+    return _comparable(a) == _comparable(b)
 
 
 def _similar(a: _Group, b: _Group, settings: AlignSettings) -> bool:

@@ -56,12 +56,15 @@ def text_mask(grey: np.ndarray, settings: SegmentSettings, lift: np.ndarray | No
     return mask
 
 
-def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings) -> bool:
+def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings, beyond_chance: bool = False) -> bool:
     """Whether a frame still shows the core's text although its mask may not: in every line of
     the core, most strokes still stand above their surroundings (plain text over a bright sky
     keeps a small lift, too small for the mask; where the text has gone, its pixels lift no more
     than the background does). Beside a text line, rows of strokes much shorter than the tallest
-    are not lines of the text (``hold_line_height``)."""
+    are not lines of the text (``hold_line_height``). With ``beyond_chance`` (a look back at a new
+    text's first frames), each line's strokes count by the share lifted beyond what the picture
+    lifts above and below the line (``_lifted_beside``): over a busy picture that is over half of
+    any pixels, and frames before a text appeared passed as showing it."""
     if not core.any():
         return False
     lifted = core & (lift >= settings.hold_contrast)
@@ -74,9 +77,22 @@ def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings) -
         if y1 - y0 < shortest:
             continue
         strokes = np.count_nonzero(core[y0:y1, x0:x1])
-        if strokes and np.count_nonzero(lifted[y0:y1, x0:x1]) < settings.hold_share * strokes:
+        chance = _lifted_beside(core, lift, (x0, y0, x1, y1), settings.hold_contrast) if beyond_chance else 0.0
+        if strokes and np.count_nonzero(lifted[y0:y1, x0:x1]) < (chance + settings.hold_share * (1 - chance)) * strokes:
             return False
     return True
+
+
+def _lifted_beside(core: np.ndarray, lift: np.ndarray, box: LineBox, contrast: int) -> float:
+    """The share of the picture's pixels above and below a line (half its height each way, over
+    its columns, off every stroke) that lift ``contrast``: what the picture alone lifts there
+    (leaves, water: over half). Not between the line's strokes: in a dense thin glyph (a Ming
+    serif) those are the glyph's own."""
+    x0, y0, x1, y1 = box
+    reach = max(1, (y1 - y0) // 2)
+    rows = np.r_[max(0, y0 - reach):y0, y1:min(core.shape[0], y1 + reach)]
+    beside = ~core[rows, x0:x1]
+    return float(np.count_nonzero(beside & (lift[rows, x0:x1] >= contrast))) / max(1, np.count_nonzero(beside))
 
 
 def mask_difference(a: np.ndarray, b: np.ndarray) -> float:

@@ -593,7 +593,7 @@ class Segmenter:
                    and (self._last_end is None or pts >= self._last_end or segment.static is not None)]
         shown = 0
         while shown < len(earlier) and still_shown(segment.core, stroke_lift(earlier[shown][1], self.settings),
-                                                   self.settings):
+                                                   self.settings, beyond_chance=True):
             shown += 1
         if shown:
             segment.start = earlier[shown - 1][0]
