@@ -236,10 +236,10 @@ def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: 
                  fine_scale: float | None = None) -> tuple[list[TextBox], list[TextBox]]:
     """(static, moving): text showing the same glyphs at the same place in most frames is a logo
     or watermark. Where a frame's detector saw a line at the box's place, its glyphs must be the
-    box's (``_same_picture``); where it saw none overlapping the box, its strokes must still stand out there by
-    ``static_strokes`` of their margin in the box's own frame (a translucent logo over a bright
-    picture escapes the detector, not the eye; where a subtitle has gone, its strokes' pixels
-    stand no higher than those around them). A moving box whose glyphs an earlier frame showed
+    box's (``_same_picture``); where it saw none overlapping the box, the box's strokes must still
+    stand out there by ``static_strokes`` of their margin in the box's own frame (a translucent
+    logo over a bright picture escapes the detector, not the eye; where a subtitle has gone, its
+    strokes' pixels stand no higher than those around them). A moving box whose glyphs an earlier frame showed
     at the same place is left out of ``moving``: one sign seen twice must not count as two
     subtitles recurring at its height. Glyphs are compared in ``fine`` (the same frames at
     ``fine_scale``, larger than the detector's) where given: one changed character is a few
