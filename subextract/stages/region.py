@@ -239,29 +239,33 @@ def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: 
     box's (``_same_picture``); where it saw none overlapping the box, the box's strokes must still
     stand out there by ``static_strokes`` of their margin in the box's own frame (a translucent
     logo over a bright picture escapes the detector, not the eye; where a subtitle has gone, its
-    strokes' pixels stand no higher than those around them). A moving box whose glyphs an earlier frame showed
-    at the same place is left out of ``moving``: one sign seen twice must not count as two
-    subtitles recurring at its height. Glyphs are compared in ``fine`` (the same frames at
+    strokes' pixels stand no higher than those around them). A moving box whose glyphs an earlier
+    frame showed at the same place is left out of ``moving``: one sign seen twice must not count
+    as two subtitles recurring at its height. Glyphs are compared in ``fine`` (the same frames at
     ``fine_scale``, larger than the detector's) where given: one changed character is a few
     pixels at the detector's size."""
     pictures, picture_scale = (fine, fine_scale) if fine and fine_scale else (frames, scale)
     static, moving = [], []
     for box in boxes:
+        # Each other frame's largest overlap with the box: over 0.6 the detector saw a line at its
+        # place, 0 it saw none there.
+        overlap = {frame: 0.0 for frame in range(len(frames)) if frame != box.frame}
+        for other in boxes:
+            if other.frame != box.frame:
+                overlap[other.frame] = max(overlap[other.frame], box.iou(other))
         edges = _edges(pictures[box.frame], box, picture_scale)
-        placed = {frame for frame in range(len(frames)) if frame != box.frame
-                  and any(other.frame == frame and box.iou(other) > 0.6 for other in boxes)}
-        same = {box.frame} | {frame for frame in placed
-                              if _same_picture(edges, _edges(pictures[frame], box, picture_scale),
-                                               box.height * picture_scale, settings)}
-        unseen = {frame for frame in range(len(frames)) if frame != box.frame
-                  and not any(other.frame == frame and box.iou(other) > 0 for other in boxes)}
+        same = {box.frame} | {frame for frame, iou in overlap.items()
+                              if iou > 0.6 and _same_picture(edges, _edges(pictures[frame], box, picture_scale),
+                                                             box.height * picture_scale, settings)}
+        unseen = [frame for frame, iou in overlap.items() if iou == 0]
         is_static = False
         if len(frames) >= 3 and len(same) + len(unseen) >= settings.static_share * len(frames):
             own = _crop(pictures[box.frame], box, picture_scale)
             glyph, ring = _glyph_pixels(own)
             margin = _margin(own, glyph, ring)
-            shown = {frame for frame in unseen if margin > 0 and _margin(
-                _crop(pictures[frame], box, picture_scale), glyph, ring) >= settings.static_strokes * margin}
+            least = settings.static_strokes * margin
+            shown = {frame for frame in unseen
+                     if _margin(_crop(pictures[frame], box, picture_scale), glyph, ring) >= least} if margin > 0 else set()
             is_static = len(same | shown) >= settings.static_share * len(frames)
         if is_static:
             static.append(box)
