@@ -264,8 +264,8 @@ def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: 
             glyph, ring = _glyph_pixels(own)
             margin = _margin(own, glyph, ring)
             least = settings.static_strokes * margin
-            shown = {frame for frame in unseen
-                     if _margin(_crop(pictures[frame], box, picture_scale), glyph, ring) >= least} if margin > 0 else set()
+            shown = {frame for frame in unseen if margin > 0
+                     and _margin(_crop(pictures[frame], box, picture_scale), glyph, ring) >= least}
             is_static = len(same | shown) >= settings.static_share * len(frames)
         if is_static:
             static.append(box)
