@@ -22,7 +22,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "sample_videos" / "zh_bottom.mp4"
 _RNG = np.random.default_rng(11)
 
 
-def line_picture(width: int, stroke: int) -> np.ndarray:
+def line_picture(width: int, stroke: int, stem: int = 6) -> np.ndarray:
     """A band ``width`` pixels wide with a centred line of 14 glyph-like boxes of bars, as a Ming
     serif draws them: two vertical stems 6 px thick and three horizontal strokes ``stroke`` pixels
     thick (hairlines where thin), 80 levels above a grainy mid-grey picture
@@ -37,14 +37,14 @@ def line_picture(width: int, stroke: int) -> np.ndarray:
         for y in (top, top + glyph // 2, top + glyph - stroke):
             picture[y:y + stroke, x0:x0 + glyph] = 170
         for x in (x0 + glyph // 4, x0 + 3 * glyph // 4):
-            picture[top:top + glyph, x:x + round(6 * scale)] = 170
+            picture[top:top + glyph, x:x + round(stem * scale)] = 170
     return picture
 
 
-def strips_at_analysis_size(stroke: int, picture_width: int = 1920) -> dict[str, list]:
+def strips_at_analysis_size(stroke: int, picture_width: int = 1920, stem: int = 6) -> dict[str, list]:
     """The pre-scan's strips of three such lines as the segmenter sees them: the band scaled to
     ``analysis_width`` (the columns the line spans, as the detector's box would give them)."""
-    view = analysis_view(line_picture(picture_width, stroke), SETTINGS.analysis_width)
+    view = analysis_view(line_picture(picture_width, stroke, stem), SETTINGS.analysis_width)
     columns = np.flatnonzero((view > 110).any(axis=0))
     return {"y": [(view, int(columns[0]), int(columns[-1]) + 1)] * 3}
 
@@ -58,6 +58,19 @@ def test_hairline_strokes_are_analysed_finer_and_regular_ones_are_not(stroke, ex
     density = line_density(strips["y"], settings_for(appearance, SETTINGS))
     assert (density < SETTINGS.thin_line_density) == (expected is not None)
     assert _finer_analysis_width(strips, appearance, SETTINGS, 1920) == expected
+
+
+def test_lines_with_no_stroke_left_at_the_analysis_size_are_analysed_finer():
+    """Stems and bars all 1 px thick at 1920 px (a third of a pixel at 640): the pre-scan found
+    the lines, but the text test the video gets sees no stroke in any of them (no density at all)."""
+    strips = strips_at_analysis_size(1, stem=1)
+    appearance = learn_appearance(strips, SETTINGS)
+    assert line_density(strips["y"], settings_for(appearance, SETTINGS)) is None
+    assert _finer_analysis_width(strips, appearance, SETTINGS, 1920) == 960
+
+
+def test_no_line_found_is_not_analysed_finer():
+    assert _finer_analysis_width({}, None, SETTINGS, 1920) is None
 
 
 def test_a_picture_no_wider_than_the_analysis_size_is_never_analysed_finer():

@@ -24,7 +24,8 @@ from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr.scripts import (BETTER_MODELS, BETTER_MODELS_ENV, SOURCES_FILE, TESSERACT_LANGUAGES,
                                            install_models_dir, installed_models, model_folder, require_language,
                                            routable_scripts, tessdata_dir)
-from subextract.stages.ocr.tesseract import TesseractRecogniser, _without_thick_ink, binarised_line
+from subextract.stages.ocr.tesseract import (_LINE_HEIGHTS, TesseractRecogniser, _covers, _without_thick_ink,
+                                             binarised_line, enclosed_line)
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_videos" / "scripts" / "ar_ru_two_zones.mp4"
 REFERENCE = load_cues(SAMPLE.with_suffix(".srt"))
@@ -376,14 +377,17 @@ def _plain_line_over_grass(text: str, seed: int) -> tuple[np.ndarray, tuple[int,
 @pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
 @pytest.mark.parametrize(("text", "seed"), [("لا يوجد تعليق", 0), ("اختر طابعة شبكة", 0), ("لا يوجد تعليق", 2),
                                             ("اختر طابعة شبكة", 2)])
-def test_a_row_read_as_noise_is_read_again_from_the_strokes_box(text, seed):
-    """The detector's row over thin plain text holds grass enough that the model reads noise
-    there; the segmenter's box of the strokes, the text larger in it, reads the line."""
+def test_a_thin_plain_line_over_grass_is_read(text, seed):
+    """The detector's row over thin plain text holds grass enough that the model reads noise in
+    the row's lifted strokes at every height (or the line, unsurely); the line is still read (the strokes above the
+    grass's level, or the segmenter's box of the strokes, the text larger in it)."""
     engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ar"))
     band, box = _plain_line_over_grass(text, seed)
     rows = engine._detected_rows(cv2.cvtColor(band, cv2.COLOR_GRAY2BGR), (box,))
     assert len(rows) == 1 and rows[0] != box
-    assert engine._read_line_fixed(band, rows[0]) is None  # the row alone reads as noise
+    recogniser = engine._recogniser(engine.fixed)
+    lifted = [recogniser._read_picture(binarised_line(band, rows[0], height), rows[0]) for height in _LINE_HEIGHTS]
+    assert not any(line.confidence >= MIN_CONFIDENCE and _letters(line.text) == _letters(text) for line in lifted)
     reading = engine.read_batch([band], [(box,)])[0]
     assert [_letters(line.text) for line in reading.lines] == [_letters(text)]
 
@@ -640,10 +644,58 @@ def _light_face_line(text: str) -> tuple[np.ndarray, tuple[int, int, int, int]]:
 
 @pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
 def test_a_light_face_line_lost_otherwise_is_read_with_its_strokes_grown():
-    """Hairline strokes: the model reads nothing acceptable from the line as binarised, at any
-    height or box; with the strokes grown it reads the line (all but the first word's letter)."""
+    """Hairline strokes: the model reads nothing acceptable from the line's lifted strokes or the
+    strokes above the picture's level, at any height; with the strokes grown it reads the line
+    (all but the first word's letter)."""
     engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ar"))
+    recogniser = engine._recogniser(engine.fixed)
     band, box = _light_face_line("لا يوجد تعليق")
-    assert engine._read_line_fixed(band, box) is None
-    line = engine._read_row(band, box, (box,))
+    pictures = [binarised_line(band, box, height) for height in _LINE_HEIGHTS]
+    pictures += [picture for height in _LINE_HEIGHTS for picture in [enclosed_line(band, box, height)] if picture is not None]
+    assert all(recogniser._read_picture(picture, box).confidence < MIN_CONFIDENCE for picture in pictures)
+    line = engine._read_line_fixed(band, box)
     assert line is not None and "يوجد تعليق" in line.text
+
+
+def _outlined_line_over_bright(text: str, font: Path, background: int) -> np.ndarray:
+    """White text with a black outline 2 px wide over a bright, grainy picture (a pale sky)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    rng = np.random.default_rng(1)
+    picture = cv2.GaussianBlur(np.clip(background + rng.normal(0, 12, (160, 900)), 0, 255).astype(np.uint8), (5, 5), 0)
+    image = Image.fromarray(picture)
+    draw, face = ImageDraw.Draw(image), ImageFont.truetype(str(font), 30)
+    x = (image.width - draw.textlength(text, font=face, direction="rtl", language="ar")) / 2
+    draw.text((x, 50), text, font=face, fill=250, stroke_width=2, stroke_fill=10, direction="rtl", language="ar")
+    return np.asarray(image)
+
+
+@pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize("text", ["لا يوجد تعليق", "عنوان غير صالح"])
+def test_an_outlined_line_over_a_bright_picture_is_read_from_the_strokes_its_outline_encloses(text):
+    """Over a pale picture the lift keeps the strokes only in part: the model misreads the lifted
+    picture at every height; the strokes the outline encloses read the line."""
+    engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ar"))
+    recogniser = engine._recogniser(engine.fixed)
+    band = _outlined_line_over_bright(text, NASKH, 215)
+    row = engine._detected_rows(cv2.cvtColor(band, cv2.COLOR_GRAY2BGR), ())[0]
+    assert all(_letters(recogniser._read_picture(binarised_line(band, row, height), row).text) != _letters(text)
+               for height in _LINE_HEIGHTS)
+    line = engine._read_line_fixed(band, row)
+    assert line is not None and _letters(line.text) == _letters(text)
+
+
+def test_a_plain_line_half_over_a_bright_picture_is_not_read_from_its_enclosed_half():
+    """Plain text whose left half lies over a dark picture and right half over a bright one: only
+    the left half is enclosed by darker pixels; that picture does not cover the line's columns,
+    so the model is not asked to read part of a line."""
+    band = np.full((100, 700), 215, np.uint8)
+    band[:, :350] = 40
+    for x in range(60, 640, 40):
+        band[35:65, x:x + 6] = 250
+        band[35:41, x:x + 24] = 250
+    box = (30, 20, 670, 80)
+    enclosed = enclosed_line(band, box)
+    assert enclosed is not None and (enclosed[:, :enclosed.shape[1] // 2] < 128).any()
+    assert not _covers(enclosed, binarised_line(band, box))
+    assert _covers(binarised_line(band, box), binarised_line(band, box))

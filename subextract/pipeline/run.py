@@ -378,15 +378,19 @@ def _finer_analysis_width(strips: Mapping[str, Sequence[LineStrip]], appearance:
     """``fine_analysis_factor`` times the analysis width (at most the picture's) where the pre-scan's
     lines, in the text test this video gets, fill less than ``thin_line_density`` of their boxes
     at the analysis size: thin strokes (a Ming serif's hairlines at 1080p, a third of the way down)
-    leave too few pixels there for the segmenter to see them as a text line; else None."""
+    leave too few pixels there for the segmenter to see them as a text line, and where none of
+    them shows a stroke there at all (a light Arabic face outlined at 720p: KacstOffice's lines
+    fell under the test's contrast and the video was read with 59 stroke pixels for its smallest
+    line; with no stroke in any line no appearance is learned at all); else None."""
     width = min(picture_width, round(settings.analysis_width * settings.fine_analysis_factor))
-    if appearance is None or width <= settings.analysis_width:
+    if width <= settings.analysis_width:
         return None
-    density = line_density(strips.get(appearance.plane, []), settings_for(appearance, settings))
-    if density is None or density >= settings.thin_line_density:
+    lines = strips.get(appearance.plane if appearance is not None else "y", [])
+    density = line_density(lines, settings_for(appearance, settings))
+    if not lines or (density is not None and density >= settings.thin_line_density):
         return None
     logger.info("subtitle lines fill %.0f %% of their boxes at %d px (thin strokes): analysed at %d px",
-                100 * density, settings.analysis_width, width)
+                100 * (density or 0.0), settings.analysis_width, width)
     return width
 
 

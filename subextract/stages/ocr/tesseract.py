@@ -64,6 +64,16 @@ _BRIGHT_BEYOND = 0.25  # ... and this share of what lies beyond their outline is
 # only for a line that read as nothing otherwise, since a grown picture of a regular face can
 # read worse).
 _THICKEN = 3
+# A grown picture's reading replaces the line's only when this much more confident: growing a
+# regular face's strokes can turn one letter into another at about the same confidence.
+_GROWN_MARGIN = 0.1
+# An outlined line's enclosed strokes (``enclosed_line``) need this much contrast in the crop
+# (grey levels between its darkest and brightest pixels) ...
+_ENCLOSED_CONTRAST = 80
+# ... and must show ink over this share of the columns the line's lifted strokes show (within a
+# few pixels): where part of a plain line lies over a bright picture, the enclosed picture keeps
+# only the rest, which Tesseract reads, part of a line, with confidence.
+_ENCLOSED_COLUMNS = 0.9
 
 
 def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0],
@@ -102,6 +112,46 @@ def binarised_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0
     if thicken:
         picture = cv2.erode(picture, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (_THICKEN, _THICKEN)))
     return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
+
+
+def enclosed_line(grey: np.ndarray, box: LineBox, height: int = _LINE_HEIGHTS[0]) -> np.ndarray | None:
+    """The line at ``box`` as the bright strokes an outline encloses, dark on white at ``height``:
+    pixels brighter than halfway between the crop's darkest (the outline) and brightest (the
+    text) that no path of such pixels joins to the crop's edge. Where the picture behind an
+    outlined line is bright too (a sky, a pale wall, light grass), the lift of ``binarised_line``
+    keeps the strokes only in part, mottled, and Tesseract read light faces (FreeSerif, KacstOne,
+    Noto Naskh) as nothing or as other words; the outline parts text from picture whatever its
+    brightness. None where the crop has no such contrast or nothing is enclosed (a plain line)."""
+    x0, y0, x1, y1 = box
+    crop = grey[y0:y1, x0:x1]
+    if crop.size == 0:
+        return None
+    scale = height / crop.shape[0]
+    crop = cv2.resize(crop, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC if scale > 1 else cv2.INTER_AREA)
+    darkest, brightest = np.percentile(crop, (2, 99.5))
+    if brightest - darkest < _ENCLOSED_CONTRAST:
+        return None
+    middle = (darkest + brightest) / 2
+    light = (crop > middle).astype(np.uint8)
+    _, labels = cv2.connectedComponents(light, connectivity=4)  # 4: an outline's diagonal gap is no way out
+    edge = np.unique(np.concatenate([labels[0], labels[-1], labels[:, 0], labels[:, -1]]))
+    enclosed = light.astype(bool) & ~np.isin(labels, edge)
+    if not enclosed.any():
+        return None
+    level = np.clip((crop.astype(np.float32) - middle) / (brightest - middle), 0, 1)  # anti-aliased edges
+    picture = (255 - 255 * level * enclosed).astype(np.uint8)
+    return cv2.copyMakeBorder(picture, _BORDER, _BORDER, _BORDER, _BORDER, cv2.BORDER_CONSTANT, value=255)
+
+
+def _covers(picture: np.ndarray, lifted: np.ndarray) -> bool:
+    """Whether ``picture`` shows ink over ``_ENCLOSED_COLUMNS`` of the columns ``lifted`` does,
+    within an eighth of the line's height."""
+    ours, theirs = (picture < 128).any(axis=0), (lifted < 128).any(axis=0)
+    width = min(ours.size, theirs.size)  # the two scalings may round a column apart
+    reach = 2 * (picture.shape[0] // 8) + 1
+    ours = cv2.dilate(ours[:width].astype(np.uint8)[None, :], np.ones((1, reach), np.uint8))[0] > 0
+    theirs = theirs[:width]
+    return bool((ours & theirs).sum() >= _ENCLOSED_COLUMNS * max(int(theirs.sum()), 1))
 
 
 def _without_edge_pieces(picture: np.ndarray) -> np.ndarray:
@@ -214,11 +264,33 @@ class TesseractRecogniser:
 
     def read_line(self, grey: np.ndarray, box: LineBox, thicken: bool = False) -> TextLine:
         """The line at ``box``; with ``thicken``, from its picture with the strokes grown
-        (``_THICKEN``)."""
-        best = None
+        (``_THICKEN``). Read without confidence from the lifted strokes (``binarised_line``), it
+        is read from the strokes its outline encloses (``enclosed_line``) and, last, grown, and
+        the most confident reading is kept (measured on Arabic in six faces over the benchmark's
+        footage, one middle frame per cue: CER 0.132 -> 0.047; the other scripts' videos no
+        worse, Greek, Hebrew and Hindi better)."""
+        best, lifted = None, {}
         for height in _LINE_HEIGHTS:
-            line = self._read_picture(binarised_line(grey, box, height, thicken), box)
+            lifted[height] = binarised_line(grey, box, height, thicken)
+            line = self._read_picture(lifted[height], box)
             if best is None or line.confidence > best.confidence:
+                best = line
+            if best.confidence >= _CONFIDENT:
+                return best
+        if thicken:
+            return best
+        for height in _LINE_HEIGHTS:
+            picture = enclosed_line(grey, box, height)
+            if picture is None or not _covers(picture, lifted[height]):
+                continue
+            line = self._read_picture(picture, box)
+            if line.confidence > best.confidence:
+                best = line
+            if best.confidence >= _CONFIDENT:
+                return best
+        for height in _LINE_HEIGHTS:
+            line = self._read_picture(binarised_line(grey, box, height, thicken=True), box)
+            if line.confidence > best.confidence + _GROWN_MARGIN:
                 best = line
             if best.confidence >= _CONFIDENT:
                 break
