@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import _filter_path, _font_dir, run_ffmpeg
+from conftest import Font, _filter_path, _font_dir, find_font, run_ffmpeg
 
 from subextract.config import load_settings
-from subextract.pipeline.run import _analysis_width, _finer_analysis_width, scan_video
+from subextract.pipeline.run import _analysis_width, _finer_width, _thin_lines, scan_video
 from subextract.stages.appearance import learn_appearance, line_density, settings_for
 from subextract.stages.mask import analysis_view
 
@@ -57,7 +57,7 @@ def test_hairline_strokes_are_analysed_finer_and_regular_ones_are_not(stroke, ex
     appearance = learn_appearance(strips, SETTINGS)
     density = line_density(strips["y"], settings_for(appearance, SETTINGS))
     assert (density < SETTINGS.thin_line_density) == (expected is not None)
-    assert _finer_analysis_width(strips, appearance, SETTINGS, 1920) == expected
+    assert _thin_lines(strips, appearance, SETTINGS) == (expected is not None)
 
 
 def test_lines_with_no_stroke_left_at_the_analysis_size_are_analysed_finer():
@@ -66,23 +66,16 @@ def test_lines_with_no_stroke_left_at_the_analysis_size_are_analysed_finer():
     strips = strips_at_analysis_size(1, stem=1)
     appearance = learn_appearance(strips, SETTINGS)
     assert line_density(strips["y"], settings_for(appearance, SETTINGS)) is None
-    assert _finer_analysis_width(strips, appearance, SETTINGS, 1920) == 960
+    assert _thin_lines(strips, appearance, SETTINGS)
 
 
-def test_no_line_found_is_not_analysed_finer():
-    assert _finer_analysis_width({}, None, SETTINGS, 1920) is None
+def test_no_line_found_is_no_thin_line():
+    assert not _thin_lines({}, None, SETTINGS)
 
 
-def test_a_picture_no_wider_than_the_analysis_size_is_never_analysed_finer():
-    strips = strips_at_analysis_size(2, picture_width=640)
-    appearance = learn_appearance(strips, SETTINGS)
-    assert _finer_analysis_width(strips, appearance, SETTINGS, 640) is None
-
-
-def test_the_finer_size_is_capped_at_the_picture_width():
-    strips = strips_at_analysis_size(2)
-    appearance = learn_appearance(strips, SETTINGS)
-    assert _finer_analysis_width(strips, appearance, SETTINGS, 800) == 800
+@pytest.mark.parametrize("picture_width, expected", [(640, None), (800, 800), (1280, 960), (1920, 960)])
+def test_the_finer_size_is_capped_at_the_picture_width_and_never_the_analysis_size(picture_width, expected):
+    assert _finer_width(SETTINGS, picture_width) == expected
 
 
 @pytest.mark.slow
@@ -138,3 +131,64 @@ Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
     sixth = scan_video(str(video), replace(settings, segment=replace(settings.segment, max_analysis_downscale=6)))
     assert sixth.segment_settings.analysis_width == 640
     assert sixth.segment_settings.dark_max == 255  # read as plain text
+
+
+def _outlined_720p(tmp_path, tmp_path_factory, font: Font, cues: tuple[str, ...], outline: float,
+                   background: str) -> Path:
+    """``cues`` at 720p with an outline ``outline`` px wide in the picture's pixels over
+    ``background`` (a lavfi source), a keyframe each second (the pre-scan reads keyframes)."""
+    ass = tmp_path / "o.ass"
+    events = "\n".join(f"Dialogue: 0,0:00:0{2 * i}.00,0:00:0{2 * i + 2}.00,Default,,0,0,0,,{text}"
+                       for i, text in enumerate(cues))
+    ass.write_text(f"""[Script Info]
+ScriptType: v4.00+
+PlayResX: 1280
+PlayResY: 720
+ScaledBorderAndShadow: no
+
+[V4+ Styles]
+Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
+Style: Default,{font.family},46,&H00FFFFFF,&H00FFFFFF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,{outline},0,2,10,10,40,1
+
+[Events]
+Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+{events}
+""", encoding="utf-8")
+    video = tmp_path / f"o{outline}.mp4"
+    run_ffmpeg("-f", "lavfi", "-i", background,
+               "-t", "6", "-vf", f"ass=filename={_filter_path(ass)}:fontsdir={_filter_path(_font_dir(tmp_path_factory, font))}",
+               "-c:v", "libx264", "-preset", "ultrafast", "-crf", "26", "-g", "5", "-pix_fmt", "yuv420p", str(video))
+    return video
+
+
+# Pale grain (light grass, a sunlit wall): a 1 px outline blended with it is no longer dark.
+BRIGHT = "color=c=0xe0e8c0:s=1280x720:r=5,noise=c0s=16:allf=t+u:all_seed=3"
+DARK = "color=c=0x303848:s=1280x720:r=5,noise=c0s=30:allf=t+u:all_seed=3"
+
+
+NASKH = find_font(("NotoNaskhArabic-Regular.ttf",), ":lang=ar")  # fonts-noto-core: a light face
+ARABIC = ("لا يوجد تعليق", "اختر طابعة شبكة", "عنوان غير صالح")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NASKH is None, reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+def test_an_outline_thinner_than_an_analysis_pixel_is_analysed_finer(tmp_path, tmp_path_factory):
+    """A light Arabic face with a 1.2 px outline at 720p over a pale grain: at 640 px the outline
+    is blended with the picture beside under two thirds of the strokes (0.59-0.65), the lines look
+    plain; at 960 px it shows beside 0.89-0.97 of them, and the video is analysed there with the
+    outline test. Without the finer size (factor 1) it would be read as plain text."""
+    video = _outlined_720p(tmp_path, tmp_path_factory, NASKH, ARABIC, 1.2, BRIGHT)
+    settings = load_settings()
+    scan = scan_video(str(video), settings)
+    assert scan.segment_settings.analysis_width == 960
+    assert scan.segment_settings.dark_max == settings.segment.dark_max  # the outline test kept
+    coarse = scan_video(str(video), replace(settings, segment=replace(settings.segment, fine_analysis_factor=1.0)))
+    assert coarse.segment_settings.analysis_width == 640 and coarse.segment_settings.dark_max == 255
+
+
+@pytest.mark.slow
+def test_plain_lines_stay_at_the_analysis_size(tmp_path, cjk_font, tmp_path_factory):
+    """The same lines without an outline: plain at the finer size too, analysed at 640 px."""
+    video = _outlined_720p(tmp_path, tmp_path_factory, cjk_font, ("字幕的轮廓很细", "但仍然可见", "第三行字幕在这里"), 0, DARK)
+    scan = scan_video(str(video), load_settings())
+    assert scan.segment_settings.analysis_width == 640 and scan.segment_settings.dark_max == 255

@@ -335,15 +335,25 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     bands, static = region.bands, region.static
     strips, strip_scale = _strips_by_plane(region)
     appearance = learn_appearance(strips, settings.segment)
-    finer = _finer_analysis_width(strips, appearance, settings.segment, info.width)
-    if finer is not None:
+    finer = _finer_width(settings.segment, info.width)
+    thin = finer is not None and _thin_lines(strips, appearance, settings.segment)
+    if finer is not None and (thin or (appearance is not None and not appearance.outlined)):
         # The same keyframes decoded again at the finer size: what the appearance and the smallest
         # line's strokes are measured on must be what the segmenter will see.
-        settings = replace(settings, segment=replace(settings.segment, analysis_width=finer))
-        region = replace(region, frames=prescan_frames(info, settings.region, start, end,
-                                                       analysis_scale=min(1.0, finer / info.width)))
-        strips, strip_scale = _strips_by_plane(region)
-        appearance = learn_appearance(strips, settings.segment)
+        fine_settings = replace(settings, segment=replace(settings.segment, analysis_width=finer))
+        fine_region = replace(region, frames=prescan_frames(info, settings.region, start, end,
+                                                            analysis_scale=min(1.0, finer / info.width)))
+        fine_strips, fine_scale = _strips_by_plane(fine_region)
+        fine_appearance = learn_appearance(fine_strips, fine_settings.segment)
+        # An outline drawn 2 px wide at 720p is a pixel at 640 px, blended into a bright picture
+        # behind it (light grass): seen there as plain text, the video lost a whole cue to the
+        # grass's strokes; at the finer size the outline shows.
+        outline = fine_appearance is not None and fine_appearance.outlined
+        if thin or outline:
+            logger.info("subtitle lines %s at %d px: analysed at %d px", "drawn thinner than a pixel" if thin
+                        else "outlined only finer than a pixel", settings.segment.analysis_width, finer)
+            settings, region, strips, strip_scale, appearance = \
+                fine_settings, fine_region, fine_strips, fine_scale, fine_appearance
     logger.info("subtitle bands: %s; static text blacked out: %d boxes", ", ".join(
         f"{b.label} {b.x},{b.y} {b.width}x{b.height}" for b in bands), len(static))
     logger.info("subtitle appearance: %s", appearance.describe() if appearance is not None
@@ -373,25 +383,28 @@ def _analysis_width(settings: SegmentSettings, picture_width: int) -> int:
     return max(settings.analysis_width, math.ceil(picture_width / settings.max_analysis_downscale))
 
 
-def _finer_analysis_width(strips: Mapping[str, Sequence[LineStrip]], appearance: Appearance | None,
-                          settings: SegmentSettings, picture_width: int) -> int | None:
-    """``fine_analysis_factor`` times the analysis width (at most the picture's) where the pre-scan's
-    lines, in the text test this video gets, fill less than ``thin_line_density`` of their boxes
-    at the analysis size: thin strokes (a Ming serif's hairlines at 1080p, a third of the way down)
-    leave too few pixels there for the segmenter to see them as a text line, and where none of
-    them shows a stroke there at all (a light Arabic face outlined at 720p: KacstOffice's lines
-    fell under the test's contrast and the video was read with 59 stroke pixels for its smallest
-    line; with no stroke in any line no appearance is learned at all); else None."""
+def _finer_width(settings: SegmentSettings, picture_width: int) -> int | None:
+    """``fine_analysis_factor`` times the analysis width, at most the picture's; None where that is
+    no finer."""
     width = min(picture_width, round(settings.analysis_width * settings.fine_analysis_factor))
-    if width <= settings.analysis_width:
-        return None
+    return width if width > settings.analysis_width else None
+
+
+def _thin_lines(strips: Mapping[str, Sequence[LineStrip]], appearance: Appearance | None,
+                settings: SegmentSettings) -> bool:
+    """Whether the pre-scan's lines, in the text test this video gets, fill less than
+    ``thin_line_density`` of their boxes at the analysis size: thin strokes (a Ming serif's
+    hairlines at 1080p, a third of the way down) leave too few pixels there for the segmenter to
+    see them as a text line; or whether none of them shows a stroke there at all (a light Arabic
+    face outlined at 720p: KacstOffice's lines fell under the test's contrast and the video was
+    read with 59 stroke pixels for its smallest line; with no stroke in any line no appearance is
+    learned at all)."""
     lines = strips.get(appearance.plane if appearance is not None else "y", [])
     density = line_density(lines, settings_for(appearance, settings))
     if not lines or (density is not None and density >= settings.thin_line_density):
-        return None
-    logger.info("subtitle lines fill %.0f %% of their boxes at %d px (thin strokes): analysed at %d px",
-                100 * (density or 0.0), settings.analysis_width, width)
-    return width
+        return False
+    logger.debug("subtitle lines fill %.0f %% of their boxes at %d px", 100 * (density or 0.0), settings.analysis_width)
+    return True
 
 
 def _standalone_detector(settings: Settings) -> Callable[[], object]:
