@@ -420,7 +420,9 @@ def _line(text: str, confidence: float) -> TextLine:
 @pytest.mark.parametrize(("readings", "chosen"), [
     ([_line("abc", 0.6), _line("abd", 0.7), _line("abc.", 0.5)], "abc"),  # two agree (punctuation aside)
     ([_line("abc", 0.6), _line("abd", 0.7)], "abd"),  # no agreement: the more confident
-    ([None, _line("abd", 0.5), None], "abd"),  # read as noise in the others
+    ([None, _line("abd", 0.5), _line("abd", 0.4), None], "abd"),  # two frames agree where the picture read noise
+    ([_line("abd", 0.5), None, None], "abd"),  # the picture's reading, the frames read noise
+    ([None, _line("abd", 0.5), None, _line("xyz", 0.6)], None),  # the picture read noise, no two frames agree
     ([None, None], None),
 ])
 def test_the_most_agreed_reading_of_a_line_is_kept(readings, chosen):

@@ -35,9 +35,10 @@ from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view,
 logger = logging.getLogger(__name__)
 
 # Single frames a segment carries beside its median picture, for the OCR engine's second look at
-# a line the median reads without confidence (Tesseract: 14 % of the lines of the multi-script
-# videos; the most agreed of three readings cut their CER where one frame's noise misled it).
-_SECOND_LOOK_FRAMES = 2
+# a line the median reads without confidence (Tesseract: the most agreed of the readings cut the
+# multi-script videos' CER where one frame's noise misled it; of five readings, more often than of
+# three, some agree: see routed.SECOND_LOOK_BELOW).
+_SECOND_LOOK_FRAMES = 4
 
 # A line's strokes, however thin or strewn, fill more than 1 % of its box: the box's lift at this
 # percentile is theirs.

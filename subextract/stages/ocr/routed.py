@@ -59,9 +59,12 @@ _RECHECK_SLACK = 0.05
 # A line PP-OCRv6 read (not junk) is replaced only by a reading this much more confident.
 _REPLACE_MARGIN = 0.1
 # With --lang CODE a line read with less confidence than this is read again from the segment's
-# single frames (Tesseract's lines read right mostly score 0.85-0.93; 14 % of the multi-script
-# videos' lines scored less).
-SECOND_LOOK_BELOW = 0.85
+# single frames. Tesseract's lines read right mostly score 0.85-0.93 in the faces of the
+# multi-script set, but in others (a Myeongjo, tlwg Thai, Kacst Arabic) misread lines score 0.85-0.92
+# as well: with 0.85 and two frames, faces the benchmark never used read at e2e F1 0.822 (19 videos of
+# six scripts over its footage), with 0.92 and four frames 0.879 (Korean Myeongjo CER 0.114 -> 0.034),
+# at about a fifth more CPU on those videos.
+SECOND_LOOK_BELOW = 0.92
 
 
 def _letters_in(text: str, script: str) -> int:
@@ -337,12 +340,18 @@ def _agreed(readings: Sequence[TextLine | None]) -> TextLine | None:
     """Of one line's readings (None: read as noise), the one whose letters most of the others
     share, the more confident of equals: a frame's noise misleads the model one way, the text
     reads alike in several (measured on the multi-script videos' unsure lines: fewer edits than
-    taking the most confident, which a confident misreading wins)."""
+    taking the most confident, which a confident misreading wins). The first reading is the
+    median picture's: where it read noise, a line only one single frame reads is noise too (one of
+    four frames of another script's line read as digits by the Russian model; the text itself
+    reads alike in the frames that read it)."""
     read = [line for line in readings if line is not None]
     if not read:
         return None
     letters = ["".join(c for c in line.text if c.isalnum()) for line in read]
-    return max(zip(read, letters), key=lambda pair: (letters.count(pair[1]), pair[0].confidence))[0]
+    chosen, chosen_letters = max(zip(read, letters), key=lambda pair: (letters.count(pair[1]), pair[0].confidence))
+    if readings[0] is None and letters.count(chosen_letters) < 2:
+        return None
+    return chosen
 
 
 def _padded_rows(boxes: Sequence[LineBox], shape: tuple[int, ...]) -> list[LineBox]:
