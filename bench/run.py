@@ -73,12 +73,12 @@ def generated_cases(folder: Path, generate: bool) -> list[Case]:
             for v in sorted(folder.glob("*.mp4")) if v.with_suffix(".srt").exists()]
 
 
-def script_cases(folder: Path, generate: bool) -> list[Case]:
-    """The multi-script set (make_samples.py --set scripts), each video read with --lang set to
-    its language."""
+def script_cases(folder: Path, generate: bool, set_name: str = "scripts") -> list[Case]:
+    """The multi-script set or the faces set (make_samples.py --set scripts / faces), each video
+    read with --lang set to its language."""
     if generate and not any(folder.glob("*.srt")):
-        _generate("scripts", folder)
-    return [Case("scripts", v, v.with_suffix(".srt"), json.loads(v.with_suffix(".json").read_text())["languages"][0])
+        _generate(set_name, folder)
+    return [Case(set_name, v, v.with_suffix(".srt"), json.loads(v.with_suffix(".json").read_text())["languages"][0])
             for v in sorted(folder.glob("*.mp4")) if v.with_suffix(".srt").exists()]
 
 
@@ -336,11 +336,12 @@ def condition_summary(rows: list[dict]) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", choices=("samples", "generated", "styles", "popeye", "real", "scripts", "heldout", "all"),
+    parser.add_argument("--set", choices=("samples", "generated", "styles", "popeye", "real", "scripts", "faces", "heldout",
+                                          "all"),
                         nargs="+", default=["all"], dest="sets", metavar="SET",
                         help="one or more of samples, generated (the bench set without the style axis), styles "
-                             "(the style axis alone), popeye, real, scripts, heldout (checked, never tuned on) or "
-                             "all (default)")
+                             "(the style axis alone), popeye, real, scripts, faces (the scripts in other faces), heldout "
+                             "(checked, never tuned on) or all (default)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these videos (file stems)")
     parser.add_argument("--no-naive", action="store_true", help="skip the naive baseline")
     parser.add_argument("--videos", type=Path, default=ROOT / "bench" / "videos",
@@ -356,7 +357,7 @@ def main() -> int:
                              "where each video's one-off start-up weighs little")
     args = parser.parse_args()
     cases: list[Case] = []
-    wanted = set(args.sets) | ({"samples", "generated", "styles", "popeye", "real", "scripts", "heldout"}
+    wanted = set(args.sets) | ({"samples", "generated", "styles", "popeye", "real", "scripts", "faces", "heldout"}
                                if "all" in args.sets else set())
     if "samples" in wanted:
         cases += sample_cases()
@@ -368,6 +369,8 @@ def main() -> int:
         cases += real_cases()
     if "scripts" in wanted:
         cases += script_cases(args.videos / "scripts", not args.no_generate)
+    if "faces" in wanted:
+        cases += script_cases(args.videos / "faces", not args.no_generate, "faces")
     if "heldout" in wanted:
         cases += heldout_cases(args.videos / "heldout", not args.no_generate)
     if args.only:

@@ -11,6 +11,7 @@ first frame showing a cue and the SRT end is the first frame no longer showing i
     python sample_videos/make_samples.py --set bench --out bench/videos
     python sample_videos/make_samples.py --set scripts --out bench/videos/scripts
     python sample_videos/make_samples.py --set scripts-sample --out sample_videos/scripts
+    python sample_videos/make_samples.py --set faces --out bench/videos/faces
     python sample_videos/make_samples.py --set heldout --out bench/videos/heldout --jobs 1
 
 Needs Debian's fortune, font and (for the scripts sets) GLib/GTK translation packages (the
@@ -59,7 +60,7 @@ HALF_FRAME_MS = FRAME_MS // 2
 #          "zh+en": bilingual cues, Chinese line above English), position ("bottom" or "top"),
 #          profile (a key of PROFILES), two_line (share of two-line cues), fade (\fad(150,150)
 #          on every cue; a number: that many ms), max_chars (cap on a Latin line; narrow videos),
-#          text (held-out set: a key of HELDOUT_TEXTS), style (DEFAULT_STYLE: font, latin_font
+#          text (held-out and faces sets: a key of TEXT_SOURCES), style (DEFAULT_STYLE: font, latin_font
 #          and latin_runs (Latin words inside a CJK line) are ASS family names from FONTS, colours
 #          RGB hex, alpha the text's transparency, outline and shadow in px, box draws a
 #          translucent box instead of an outline, scale is the font size and margin the vertical
@@ -245,6 +246,33 @@ SCRIPTS_SAMPLE = [
 ]
 
 # ---------------------------------------------------------------------------------------------
+# The faces set: the scripts Tesseract reads, in faces the scripts set never used (light and serif
+# Arabic, tlwg Thai, serif Hebrew, Devanagari and Korean), lines from other programs' catalogues
+# than the scripts set's (FACES_TEXTS), over the same footage. Tuned on, like every set above: a
+# reader tuned on Noto faces alone read these at e2e F1 0.4-0.8 (docs/results.md).
+# ---------------------------------------------------------------------------------------------
+
+# (language, ASS family, outline px, font size as a share of the height)
+FACE_VIDEOS = [
+    ("ar", "KacstOne", 2.5, 0.066), ("ar", "KacstOffice", 2.5, 0.066), ("ar", "KacstPen", 2.5, 0.07),
+    ("ar", "Noto Naskh Arabic", 2.5, 0.066), ("ar", "DejaVu Sans", 0, 0.06),
+    ("th", "Garuda", 2.5, 0.058), ("th", "Kinnari", 2.5, 0.062), ("th", "Norasi", 0, 0.062),
+    ("th", "Laksaman", 2, 0.062), ("th", "Sawasdee", 2.5, 0.06), ("th", "Noto Serif Thai", 2.5, 0.058),
+    ("he", "Noto Serif Hebrew", 2.5, 0.058), ("he", "Liberation Serif", 0, 0.058),
+    ("hi", "Noto Serif Devanagari", 2.5, 0.058), ("hi", "FreeSans", 2, 0.058),
+    ("ko", "NanumMyeongjo", 2.5, 0.058),
+]
+
+
+def face_video(lang: str, font: str, outline: float, scale: float) -> dict:
+    slug = font.lower().replace("noto ", "").split()[0] + ("" if outline else "_plain")
+    return dict(name=f"face_{lang}_{slug}", size=(1280, 720), seconds=30, footage=SCRIPT_FOOTAGE,
+                zones=[dict(lang=lang, text=f"{lang}_faces", style=dict(font=font, outline=outline, scale=scale))])
+
+
+FACES = [face_video(*video) for video in FACE_VIDEOS]
+
+# ---------------------------------------------------------------------------------------------
 # The held-out set (issue 23): every condition of the issue's table on OTHER footage, text and
 # fonts than every set above: OpenCV's sample videos and wallpaper photos panned across (Debian
 # packages, fetched into the cache), lines from other programs' translation catalogues and from
@@ -355,11 +383,12 @@ HELDOUT = [
 ]
 
 SETS = {"samples": SAMPLES, "bench": BENCH + STYLES, "scripts": SCRIPTS, "scripts-sample": SCRIPTS_SAMPLE,
-        "heldout": HELDOUT}
+        "faces": FACES, "heldout": HELDOUT}
 
 DEFAULT_ENCODE = {"samples": dict(preset="medium", crf=30),
                   "bench": dict(preset="veryfast", crf=25),
                   "scripts": dict(preset="veryfast", crf=25),
+                  "faces": dict(preset="veryfast", crf=25),
                   "scripts-sample": dict(preset="medium", crf=32),
                   "heldout": dict(preset="veryfast", crf=23)}
 DEFAULT_FOOTAGE = dict(fit="crop")
@@ -562,6 +591,25 @@ CLIPS.update(HELDOUT_CLIPS)
 ARPHIC = "/usr/share/fonts/truetype/arphic/"
 ROBOTO = "/usr/share/fonts/truetype/roboto/unhinted/RobotoTTF/"
 FREEFONT = "/usr/share/fonts/truetype/freefont/"
+TRUETYPE = "/usr/share/fonts/truetype/"
+TLWG = TRUETYPE + "tlwg/"
+FONTS.update({  # the faces set's
+    "KacstOne": ("fonts-kacst-one", (TRUETYPE + "kacst-one/KacstOne.ttf", TRUETYPE + "kacst-one/KacstOne-Bold.ttf")),
+    "KacstOffice": ("fonts-kacst", (TRUETYPE + "kacst/KacstOffice.ttf",) * 2),
+    "KacstPen": ("fonts-kacst", (TRUETYPE + "kacst/KacstPen.ttf",) * 2),
+    "Noto Naskh Arabic": ("fonts-noto-core", (NOTO_CORE + "NotoNaskhArabic-Regular.ttf",
+                                              NOTO_CORE + "NotoNaskhArabic-Bold.ttf")),
+    **{name: ("fonts-tlwg-" + name.lower() + "-ttf", (TLWG + f"{name}.ttf", TLWG + f"{name}-Bold.ttf"))
+       for name in ("Garuda", "Kinnari", "Norasi", "Laksaman", "Sawasdee")},
+    "Noto Serif Thai": ("fonts-noto-core", (NOTO_CORE + "NotoSerifThai-Regular.ttf", NOTO_CORE + "NotoSerifThai-Bold.ttf")),
+    "Noto Serif Hebrew": ("fonts-noto-core", (NOTO_CORE + "NotoSerifHebrew-Regular.ttf",
+                                              NOTO_CORE + "NotoSerifHebrew-Bold.ttf")),
+    "Liberation Serif": ("fonts-liberation2", (LIBERATION + "LiberationSerif-Regular.ttf",
+                                               LIBERATION + "LiberationSerif-Bold.ttf")),
+    "Noto Serif Devanagari": ("fonts-noto-core", (NOTO_CORE + "NotoSerifDevanagari-Regular.ttf",) * 2),
+    "FreeSans": ("fonts-freefont-ttf", (TRUETYPE + "freefont/FreeSans.ttf", TRUETYPE + "freefont/FreeSansBold.ttf")),
+    "NanumMyeongjo": ("fonts-nanum", (TRUETYPE + "nanum/NanumMyeongjo.ttf", TRUETYPE + "nanum/NanumMyeongjoBold.ttf")),
+})
 BENCHMARK_FONTS = set(FONTS)
 FONTS.update({
     "WenQuanYi Micro Hei": ("fonts-wqy-microhei", ("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",) * 2),
@@ -612,8 +660,22 @@ HELDOUT_TEXTS = {
                                                for name in ("Apache-2.0", "GPL-3", "MPL-2.0")}),
     "en_notes": HeldoutText("en", "msgids", mo_files("zh_CN", ("remmina-common", "remmina"))),
 }
-# The benchmark's text: the fortune packages and the catalogues of the script set.
-BENCHMARK_TEXT_PACKAGES = {lang.package for lang in LANGUAGES.values() if lang.package} | set(CATALOGUES)
+# The faces set's text: catalogues of other programs than the scripts set's and the held-out set's.
+FACES_TEXTS = {
+    "ar_faces": HeldoutText("ar", "script", mo_files("ar", ("apt", "apt"), ("packagekit", "PackageKit"),
+                                                     ("system-config-printer-common", "system-config-printer"))),
+    "th_faces": HeldoutText("th", "script", mo_files("th", ("apt", "apt"), ("dpkg", "dpkg"), ("packagekit", "PackageKit"))),
+    "he_faces": HeldoutText("he", "script", mo_files("he", ("diffutils", "diffutils"), ("make", "make"),
+                                                     ("libjson-glib-1.0-common", "json-glib-1.0"))),
+    "hi_faces": HeldoutText("hi", "script", mo_files("hi", ("software-properties-common", "software-properties"),
+                                                     ("system-config-printer-common", "system-config-printer"),
+                                                     ("packagekit", "PackageKit"))),
+    "ko_faces": HeldoutText("ko", "script", mo_files("ko", ("apt", "apt"), ("dpkg", "dpkg"), ("packagekit", "PackageKit"))),
+}
+TEXT_SOURCES = {**HELDOUT_TEXTS, **FACES_TEXTS}
+# The benchmark's text: the fortune packages and the catalogues of the script and faces sets.
+BENCHMARK_TEXT_PACKAGES = {lang.package for lang in LANGUAGES.values() if lang.package} | set(CATALOGUES) \
+    | {package for text in FACES_TEXTS.values() for package in text.files.values()}
 # A catalogue line with any of these is markup, a format string, an accelerator, a path, a URL,
 # a menu item or a label: no subtitle.
 NOT_SUBTITLE = re.compile(r"[%{}<>&_\\|=@#*\[\]$^~`\"]|\.\.|…|://|^\W|[:：]$|(^|\s)[-.+/']|[-+/']($|\s)")
@@ -717,8 +779,9 @@ def drawn(line: str, font: str, latin_runs: str | None) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def heldout_sentences(name: str, font: str, latin_runs: str | None = None) -> list[str]:
-    source = HELDOUT_TEXTS[name]
+def sourced_sentences(name: str, font: str, latin_runs: str | None = None) -> list[str]:
+    """The lines of the text source ``name`` (TEXT_SOURCES) that ``font`` draws."""
+    source = TEXT_SOURCES[name]
     paths = sorted(source.files)
     if source.kind == "mixed_cjk":
         lines = mixed_cjk_lines(paths, LANGUAGES[source.lang].codec, source.latin_share, name)
@@ -1056,8 +1119,8 @@ def plan_cues(spec: dict, rng: random.Random) -> list[Cue]:
     pools: dict[str, TextPool] = {}
     for zone in spec["zones"]:
         for lang in zone_languages(zone):
-            if zone["text"]:  # a held-out zone: its own text source, kept to what its font draws
-                pools[lang] = TextPool(heldout_sentences(zone["text"], zone["style"]["font"],
+            if zone["text"]:  # a zone with a text source of its own, kept to what its font draws
+                pools[lang] = TextPool(sourced_sentences(zone["text"], zone["style"]["font"],
                                                          zone["style"]["latin_runs"]),
                                        line_limits(zone, lang), LANGUAGES[lang].cjk, rng)
             elif lang not in pools:  # zones in one language share a pool: no repeated sentences
@@ -1525,8 +1588,8 @@ def missing_packages(specs: list[dict]) -> list[str]:
             package, files = FONTS[family]
             needed.update({f: package for f in files})
         for zone in spec["zones"]:
-            if zone["text"]:  # held-out text, and fc-query to check its glyphs
-                needed.update(HELDOUT_TEXTS[zone["text"]].files)
+            if zone["text"]:  # a text source of its own, and fc-query to check its glyphs
+                needed.update(TEXT_SOURCES[zone["text"]].files)
                 needed["/usr/bin/fc-query"] = "fontconfig"
                 continue
             for code in zone_languages(zone):
