@@ -101,29 +101,8 @@ def test_a_4k_videos_thin_outline_keeps_the_outline_test(tmp_path, cjk_font, tmp
     """Outlined Chinese at 4K whose outline is drawn 3 px wide in the picture's pixels (borders not
     scaled with the script): at 640 px, a sixth, the outline is gone and the video is read with the
     test for plain text; at a third of the picture (1280 px) it is seen."""
-    ass = tmp_path / "k.ass"
-    cues = ("字幕的轮廓很细", "但仍然可见", "第三行字幕在这里")
-    events = "\n".join(f"Dialogue: 0,0:00:0{2 * i}.00,0:00:0{2 * i + 2}.00,Default,,0,0,0,,{text}"
-                       for i, text in enumerate(cues))
-    ass.write_text(f"""[Script Info]
-ScriptType: v4.00+
-PlayResX: 3840
-PlayResY: 2160
-ScaledBorderAndShadow: no
-
-[V4+ Styles]
-Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
-Style: Default,{cjk_font.family},144,&H00FFFFFF,&H00FFFFFF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,3,0,2,10,10,120,1
-
-[Events]
-Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
-{events}
-""", encoding="utf-8")
-    video = tmp_path / "k.mp4"
-    # 5 frames a second, a keyframe each second: the pre-scan reads keyframes only.
-    run_ffmpeg("-f", "lavfi", "-i", "gradients=s=3840x2160:r=5:c0=0xa0b4c8:c1=0xc8b48c:x0=0:y0=0:x1=3840:y1=2160:speed=0.02:seed=1",
-               "-t", "6", "-vf", f"ass=filename={_filter_path(ass)}:fontsdir={_filter_path(_font_dir(tmp_path_factory, cjk_font))}",
-               "-c:v", "libx264", "-preset", "ultrafast", "-crf", "26", "-g", "5", "-pix_fmt", "yuv420p", str(video))
+    video = _burned(tmp_path, tmp_path_factory, cjk_font, ("字幕的轮廓很细", "但仍然可见", "第三行字幕在这里"), (3840, 2160),
+                    144, 3, "gradients=s=3840x2160:r=5:c0=0xa0b4c8:c1=0xc8b48c:x0=0:y0=0:x1=3840:y1=2160:speed=0.02:seed=1")
     settings = load_settings()
     scan = scan_video(str(video), settings)
     assert scan.segment_settings.analysis_width == 1280
@@ -133,22 +112,23 @@ Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
     assert sixth.segment_settings.dark_max == 255  # read as plain text
 
 
-def _outlined_720p(tmp_path, tmp_path_factory, font: Font, cues: tuple[str, ...], outline: float,
-                   background: str) -> Path:
-    """``cues`` at 720p with an outline ``outline`` px wide in the picture's pixels over
-    ``background`` (a lavfi source), a keyframe each second (the pre-scan reads keyframes)."""
+def _burned(tmp_path, tmp_path_factory, font: Font, cues: tuple[str, ...], size: tuple[int, int], font_size: int,
+            outline: float, background: str) -> Path:
+    """``cues`` burned at ``size`` with an outline ``outline`` px wide in the picture's pixels (borders
+    not scaled with the script) over ``background`` (a lavfi source), 5 frames a second and a keyframe
+    each second (the pre-scan reads keyframes only)."""
     ass = tmp_path / "o.ass"
     events = "\n".join(f"Dialogue: 0,0:00:0{2 * i}.00,0:00:0{2 * i + 2}.00,Default,,0,0,0,,{text}"
                        for i, text in enumerate(cues))
     ass.write_text(f"""[Script Info]
 ScriptType: v4.00+
-PlayResX: 1280
-PlayResY: 720
+PlayResX: {size[0]}
+PlayResY: {size[1]}
 ScaledBorderAndShadow: no
 
 [V4+ Styles]
 Format: Name, Fontname, Fontsize, PrimaryColour, SecondaryColour, OutlineColour, BackColour, Bold, Italic, Underline, StrikeOut, ScaleX, ScaleY, Spacing, Angle, BorderStyle, Outline, Shadow, Alignment, MarginL, MarginR, MarginV, Encoding
-Style: Default,{font.family},46,&H00FFFFFF,&H00FFFFFF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,{outline},0,2,10,10,40,1
+Style: Default,{font.family},{font_size},&H00FFFFFF,&H00FFFFFF,&H00000000,&H00000000,0,0,0,0,100,100,0,0,1,{outline},0,2,10,10,{size[1] // 18},1
 
 [Events]
 Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
@@ -177,7 +157,7 @@ def test_an_outline_thinner_than_an_analysis_pixel_is_analysed_finer(tmp_path, t
     is blended with the picture beside under two thirds of the strokes (0.59-0.65), the lines look
     plain; at 960 px it shows beside 0.89-0.97 of them, and the video is analysed there with the
     outline test. Without the finer size (factor 1) it would be read as plain text."""
-    video = _outlined_720p(tmp_path, tmp_path_factory, NASKH, ARABIC, 1.2, BRIGHT)
+    video = _burned(tmp_path, tmp_path_factory, NASKH, ARABIC, (1280, 720), 46, 1.2, BRIGHT)
     settings = load_settings()
     scan = scan_video(str(video), settings)
     assert scan.segment_settings.analysis_width == 960
@@ -189,6 +169,7 @@ def test_an_outline_thinner_than_an_analysis_pixel_is_analysed_finer(tmp_path, t
 @pytest.mark.slow
 def test_plain_lines_stay_at_the_analysis_size(tmp_path, cjk_font, tmp_path_factory):
     """The same lines without an outline: plain at the finer size too, analysed at 640 px."""
-    video = _outlined_720p(tmp_path, tmp_path_factory, cjk_font, ("字幕的轮廓很细", "但仍然可见", "第三行字幕在这里"), 0, DARK)
+    video = _burned(tmp_path, tmp_path_factory, cjk_font, ("字幕的轮廓很细", "但仍然可见", "第三行字幕在这里"), (1280, 720), 46, 0,
+                    DARK)
     scan = scan_video(str(video), load_settings())
     assert scan.segment_settings.analysis_width == 640 and scan.segment_settings.dark_max == 255
