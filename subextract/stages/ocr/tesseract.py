@@ -60,12 +60,10 @@ _OUTLINED_INK = 0.5  # the line is outlined when this share of its ink is in out
 _BRIGHT_BEYOND = 0.25  # ... and this share of what lies beyond their outline is not dark
 # A light face (KacstBook: strokes 2-3 px at a 47 px size) binarises to hairlines that the LSTM
 # models, trained on regular weights, read as noise or not at all. Grown by a pixel on each
-# side (this kernel at the reading height) they read; the caller decides when to ask (routed.py:
-# only for a line that read as nothing otherwise, since a grown picture of a regular face can
-# read worse).
+# side (this kernel at the reading height) they read. A grown picture of a regular face can read
+# worse, so an unsure line's grown reading is kept only when this much more confident
+# (``read_line``), and routed.py asks for grown pictures outright only for a line lost otherwise.
 _THICKEN = 3
-# A grown picture's reading replaces the line's only when this much more confident: growing a
-# regular face's strokes can turn one letter into another at about the same confidence.
 _GROWN_MARGIN = 0.1
 # An outlined line's enclosed strokes (``enclosed_line``) need this much contrast in the crop
 # (grey levels between its darkest and brightest pixels) ...
