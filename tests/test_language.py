@@ -27,6 +27,17 @@ def test_short_english_lines_are_kept_by_lang_en(text):
     assert matches_language(text, detect_language(text), "en")
 
 
+@pytest.mark.parametrize("text", ["Bad default setting!", "Invalid argument"])
+def test_english_lines_langid_is_unsure_of_are_kept_by_lang_en(text):
+    """Tagged Norwegian and Estonian, unsurely, with English among the top three: English."""
+    assert detect_language(text) != "en" and matches_language(text, detect_language(text), "en")
+
+
+@pytest.mark.parametrize("text", ["Jeg vet ikke hva du mener", "Je ne sais pas ce que tu veux", "Ik weet het niet"])
+def test_other_languages_lines_are_dropped_by_lang_en(text):
+    assert not matches_language(text, detect_language(text), "en")
+
+
 def test_matches_language():
     assert matches_language("你好世界", "zh", "zh") and matches_language("Hello", "en", "all")
     assert matches_language("12:30", "und", "en")

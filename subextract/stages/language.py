@@ -31,6 +31,13 @@ CANDIDATES = ("en", "zh", "ja", "ko", "es", "fr", "de", "it", "pt", "ru", "uk", 
               "ms", "bg", "hr", "sr", "sl", "lt", "lv", "et", "ca")
 # A line shorter than this many letters is too short to tell languages of one script apart.
 _SHORT_LINE = 12
+# A longer line py3langid tags with another language of the wanted one's script is still the wanted
+# language's where py3langid is unsure (its top language's probability below this) and ranks the
+# wanted one among its top few: English lines of three words came out Norwegian (0.19, English
+# third at 0.15) or Estonian (0.34, English second); other languages' lines of that length are
+# told surely (German 0.995, French 0.62, Norwegian 0.93).
+_UNSURE = 0.5
+_NEAR_RANKS = 3
 
 _SCRIPT_LANGUAGES = {"Hangul": "ko", "Thai": "th", "Greek": "el", "Hebrew": "he", "Devanagari": "hi"}
 _LANGUAGE_SCRIPTS = {"zh": "Han", "ja": "Han", "ko": "Hangul", "ru": "Cyrillic", "uk": "Cyrillic",
@@ -85,7 +92,7 @@ def line_script(text: str) -> str | None:
 @lru_cache(maxsize=4)
 def _identifier(script: str) -> py3langid.langid.LanguageIdentifier:
     """An identifier choosing only among the candidates written in ``script``."""
-    identifier = py3langid.langid.LanguageIdentifier.from_model_file(py3langid.langid.MODEL_FILE)
+    identifier = py3langid.langid.LanguageIdentifier.from_model_file(py3langid.langid.MODEL_FILE, norm_probs=True)
     same_script = [code for code in CANDIDATES if _LANGUAGE_SCRIPTS.get(code, "Latin") == script]
     identifier.set_languages(same_script or list(CANDIDATES))
     return identifier
@@ -121,7 +128,13 @@ def matches_language(line: str, line_language: str, wanted: str) -> bool:
         return False
     if wanted == "ja" and line_language == "zh":
         return True  # kanji without kana: Japanese as much as Chinese, and the video is Japanese
-    return sum(ch.isalpha() for ch in line) < _SHORT_LINE
+    return sum(ch.isalpha() for ch in line) < _SHORT_LINE or _unsure_but_near(line, script, wanted)
+
+
+def _unsure_but_near(line: str, script: str, wanted: str) -> bool:
+    """Whether py3langid is unsure of the line's language and ranks ``wanted`` near the top."""
+    ranked = _identifier(script).rank(line)
+    return ranked[0][1] < _UNSURE and wanted in [language for language, _ in ranked[:_NEAR_RANKS]]
 
 
 def is_sentence(text: str) -> bool:
