@@ -247,8 +247,9 @@ SCRIPTS_SAMPLE = [
 
 # ---------------------------------------------------------------------------------------------
 # The faces set: the scripts Tesseract reads, in faces the scripts set never used (light and serif
-# Arabic, tlwg Thai, serif Hebrew, Devanagari and Korean), lines from other programs' catalogues
-# than the scripts set's (FACES_TEXTS), over the same footage. Tuned on, like every set above: a
+# Arabic, tlwg Thai, serif Hebrew, Devanagari and Korean), and English in light, mono, handwritten
+# and narrow faces, lines from other programs' catalogues than the other sets' (FACES_TEXTS), over
+# the scripts set's footage. Tuned on, like every set above: a
 # reader tuned on Noto faces alone read these at e2e F1 0.4-0.8 (docs/results.md).
 # ---------------------------------------------------------------------------------------------
 
@@ -261,6 +262,8 @@ FACE_VIDEOS = [
     ("he", "Noto Serif Hebrew", 2.5, 0.058), ("he", "Liberation Serif", 0, 0.058),
     ("hi", "Noto Serif Devanagari", 2.5, 0.058), ("hi", "FreeSans", 2, 0.058),
     ("ko", "NanumMyeongjo", 2.5, 0.058),
+    ("en", "DejaVu Sans Light", 1.5, 0.055), ("en", "FreeMono", 2, 0.055), ("en", "Purisa", 2.5, 0.055),
+    ("en", "Liberation Sans Narrow", 0, 0.06),
 ]
 
 
@@ -609,6 +612,11 @@ FONTS.update({  # the faces set's
     "Noto Serif Devanagari": ("fonts-noto-core", (NOTO_CORE + "NotoSerifDevanagari-Regular.ttf",) * 2),
     "FreeSans": ("fonts-freefont-ttf", (TRUETYPE + "freefont/FreeSans.ttf", TRUETYPE + "freefont/FreeSansBold.ttf")),
     "NanumMyeongjo": ("fonts-nanum", (TRUETYPE + "nanum/NanumMyeongjo.ttf", TRUETYPE + "nanum/NanumMyeongjoBold.ttf")),
+    "DejaVu Sans Light": ("fonts-dejavu-extra", (TRUETYPE + "dejavu/DejaVuSans-ExtraLight.ttf",) * 2),
+    "FreeMono": ("fonts-freefont-ttf", (TRUETYPE + "freefont/FreeMono.ttf", TRUETYPE + "freefont/FreeMonoBold.ttf")),
+    "Purisa": ("fonts-tlwg-purisa-ttf", (TLWG + "Purisa.ttf", TLWG + "Purisa-Bold.ttf")),
+    "Liberation Sans Narrow": ("fonts-liberation", (TRUETYPE + "liberation/LiberationSansNarrow-Regular.ttf",
+                                                    TRUETYPE + "liberation/LiberationSansNarrow-Bold.ttf")),
 })
 BENCHMARK_FONTS = set(FONTS)
 FONTS.update({
@@ -671,6 +679,7 @@ FACES_TEXTS = {
                                                      ("system-config-printer-common", "system-config-printer"),
                                                      ("packagekit", "PackageKit"))),
     "ko_faces": HeldoutText("ko", "script", mo_files("ko", ("apt", "apt"), ("dpkg", "dpkg"), ("packagekit", "PackageKit"))),
+    "en_faces": HeldoutText("en", "msgids", mo_files("zh_CN", ("apt", "apt"), ("dpkg", "dpkg"))),
 }
 TEXT_SOURCES = {**HELDOUT_TEXTS, **FACES_TEXTS}
 # The benchmark's text: the fortune packages and the catalogues of the script and faces sets.
