@@ -373,7 +373,8 @@ def test_the_page_runs_under_the_content_policy(server, browser, done_job):
         page.locator("#cues li").first.locator("textarea").fill("在内容策略之下")
         page.click("#save")
         page.wait_for_selector("#save-status:has-text('All changes saved')")
-        assert page.evaluate("[...document.querySelectorAll('#cues img')].some(i => i.src.startsWith('blob:'))")
+        # The list is drawn again after a save and its pictures fetched anew: wait for one, not a race.
+        page.wait_for_function("[...document.querySelectorAll('#cues img')].some(i => i.src.startsWith('blob:'))")
         assert page.evaluate("window.violations") == []
     finally:
         context.close()
