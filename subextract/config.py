@@ -38,6 +38,7 @@ class RegionSettings:
     prescan_frames: Count
     prescan_interval: Positive
     prescan_det_side: Pixels
+    prescan_retry_side: Pixels
     static_share: Share
     centre_tolerance: Share
     line_padding: NonNegative
@@ -93,6 +94,7 @@ class SegmentSettings:
     look_back_frames: NonNegativeInt
     outline_share: Share
     outline_evidence: Level
+    outline_floor: Level
     chroma_advantage: Positive
     colour_chroma: NonNegative
     chroma_text_share: Share

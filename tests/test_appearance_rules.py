@@ -21,15 +21,16 @@ STEP = 12  # columns between strokes: the picture between them is wider than the
 
 
 def strip(level: int, around: int = 150, beside: int = 0, outlined: int = 0, strokes: int = 20,
-          rows: tuple[int, int] = (4, 20), short: int = 0) -> np.ndarray:
-    """Strokes of ``level`` over ``around``; the first ``outlined`` with a black column beside
-    them, the first ``short`` one row shorter; strokes of the picture ``beside`` above it."""
+          rows: tuple[int, int] = (4, 20), short: int = 0, outline: int = 0) -> np.ndarray:
+    """Strokes of ``level`` over ``around``; the first ``outlined`` with a column of ``outline``
+    (black) beside them, the first ``short`` one row shorter; strokes of the picture ``beside``
+    above it."""
     grey = np.full((24, 300), around, np.uint8)
     for i in range(strokes):
         column = X0 + STEP * i
         grey[rows[0]:rows[1] - (1 if i < short else 0), column] = level
         if i < outlined:
-            grey[rows[0]:rows[1], column + 1] = 0
+            grey[rows[0]:rows[1], column + 1] = outline
     for column in [*range(2, X0 - 4, 6), *range(X1 + 4, 300, 6)]:
         grey[rows[0]:rows[1], column] = around + beside
     return grey
@@ -105,16 +106,38 @@ def test_every_line_must_show_the_outline():
     assert learn_appearance({"y": lines(strip(240, outlined=20), strip(240, outlined=17))}, SETTINGS).outlined
 
 
-@pytest.mark.parametrize("around, evidence", [(120, False), (121, True)])
-def test_a_line_over_a_dark_picture_is_no_evidence_of_an_outline(around, evidence):
-    """A picture no brighter than dark_max + outline_evidence (120) around the line puts dark
-    pixels beside plain strokes too: such a line neither shows nor refutes an outline."""
+@pytest.mark.parametrize("fading, outlined", [(204, True), (205, False)])
+def test_a_line_far_dimmer_than_the_others_says_nothing_of_the_outline(fading, outlined):
+    """A line plain_bright_margin (35) or more below the lines' median level (240) was caught
+    mid-fade: its missing outline refutes nothing; one a level brighter does."""
+    found = lines(strip(240, around=130, outlined=20), strip(240, around=130, outlined=20),
+                  strip(fading, around=130, outlined=0))
+    appearance = learn_appearance({"y": found}, SETTINGS)
+    assert appearance.outlined is outlined and appearance.level == 240
+
+
+@pytest.mark.parametrize("around, evidence", [(119, False), (120, True)])
+def test_a_line_over_a_dark_picture_is_no_evidence_against_an_outline(around, evidence):
+    """A picture darker than dark_max + outline_evidence (120) around the line puts pixels as
+    dark beside plain strokes as a thin outline blurred at the analysis size leaves: such a line
+    does not refute an outline (it may show one: the next test)."""
     outlined = strip(240, around=160, outlined=20)
     plain_on_dark = strip(240, around=around, outlined=0)
     appearance = learn_appearance({"y": lines(outlined, plain_on_dark)}, SETTINGS)
     assert appearance.outlined is not evidence and appearance.lines == 2
     alone = learn_appearance({"y": lines(plain_on_dark)}, SETTINGS)
     assert alone.outlined is False  # no line showed one
+
+
+@pytest.mark.parametrize("around, outline, outlined", [(96, 56, True), (96, 57, False), (180, 80, True),
+                                                      (180, 81, False), (80, 0, True), (79, 0, False)])
+def test_an_outline_is_outline_evidence_darker_than_the_picture_around_and_at_most_dark_max(
+        around, outline, outlined):
+    """Over a mid-grey lawn (96) an outline is dark at 56 (outline_evidence, 40, below it); over a
+    bright picture at dark_max (80); a picture below outline_floor + outline_evidence (80) shows
+    no outline at all."""
+    appearance = learn_appearance({"y": lines(strip(255, around=around, outlined=20, outline=outline))}, SETTINGS)
+    assert appearance.outlined is outlined
 
 
 @pytest.mark.parametrize("rows, short, counted", [((4, 12), 0, True), ((4, 12), 1, False)])

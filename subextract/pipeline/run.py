@@ -37,7 +37,8 @@ from subextract.stages.language import LanguageFilter, detect_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
-from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_frames
+from subextract.stages.region import (MIN_LINE_GLYPHS, Region, TextBox, find_bands, line_strips,
+                                      prescan_detector_side, prescan_frames)
 from subextract.stages.guard import RecallGuard
 from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, scaled_size, yuv_to_bgr
 from subextract.stages.mask import exact_lost_share, glyph_changed, mask_difference
@@ -323,7 +324,7 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
     """Probe, find the subtitle band, learn the subtitles' appearance and plan the decode.
     ``detector`` gives the text detector of the region pre-scan (default: RapidOCR's own models)."""
     stage = on_stage or (lambda _name: None)
-    detector = detector or _standalone_detector(settings)
+    detector = detector or _standalone_detector(settings, prescan_detector_side(settings.region))
     stage("probing")
     info = probe(video)
     start, end = _checked_range(info, start, end)
@@ -407,17 +408,19 @@ def _thin_lines(strips: Mapping[str, Sequence[LineStrip]], appearance: Appearanc
     return True
 
 
-def _standalone_detector(settings: Settings) -> Callable[[], object]:
-    """RapidOCR's own text detector, for an engine whose models hold none, set up on a thread of
-    its own from now on: its imports and model load (about a second of a VLM run's start) go on
-    beside probing and the pre-scan's decode, which wait for nothing."""
+def _standalone_detector(settings: Settings, side: int | None = None) -> Callable[[], object]:
+    """RapidOCR's own text detector, taking pictures up to ``side`` (default: the recall guard's,
+    ``prescan_det_side``), for an engine whose models hold none, set up on a thread of its own from
+    now on: its imports and model load (about a second of a VLM run's start) go on beside probing
+    and the pre-scan's decode, which wait for nothing."""
+    side = side or settings.region.prescan_det_side
     future: Future = Future()
 
     def load() -> None:
         try:
             from subextract.stages.ocr.rapid import RapidTextDetector
 
-            future.set_result(RapidTextDetector.standalone(settings.region.prescan_det_side, settings.ocr.threads))
+            future.set_result(RapidTextDetector.standalone(side, settings.ocr.threads))
         except BaseException as exc:  # raised where the pre-scan asks for the detector
             future.set_exception(exc)
 
@@ -578,11 +581,12 @@ def extract(video: str | os.PathLike[str], settings: Settings | str | Sequence[s
     # Pre-scan frames are decoded at prescan_det_side already, so a shared detector keeps their size.
     # Only an engine whose models hold a detector is waited for: the region search waits for no other's start.
     shared = engine_traits(settings.ocr.engine).text_detector
-    detector = (lambda: ready.result().text_detector()) if shared else _standalone_detector(settings)
+    detector = (lambda: ready.result().text_detector()) if shared else \
+        _standalone_detector(settings, prescan_detector_side(settings.region))
     # The recall guard looks while the OCR worker reads on its own thread: it must not call the
     # engine's models (RapidOCR keeps each call's use_det/use_rec in the instance: a read between
     # them came back a detection only), so it gets models of its own, loaded beside the pre-scan.
-    guard_detector = _standalone_detector(settings) if shared and settings.guard.enabled else detector
+    guard_detector = _standalone_detector(settings) if settings.guard.enabled else detector
     scan = scan_video(video, settings, start, end, detector=detector, on_stage=stage)
     stage("reading")
     stats = Stats()
@@ -690,9 +694,13 @@ def _strips_by_plane(region: Region) -> tuple[dict[str, list[LineStrip]], float 
     if not region.lines or frames is None or frames.analysis_scale is None:
         return strips, None
     scale = frames.analysis_scale
-    strips["y"] = line_strips(region.lines, frames.grey, scale)
+    # A box narrower than a line of MIN_LINE_GLYPHS glyphs is mostly a thing of the picture the
+    # detector took for a glyph (a white sheet on a lawn, with no outline, vetoed the outline of
+    # six subtitle lines): it teaches the style only where no wider line was seen.
+    lines = [box for box in region.lines if box.x1 - box.x0 >= MIN_LINE_GLYPHS * box.height] or region.lines
+    strips["y"] = line_strips(lines, frames.grey, scale)
     for index, plane in ((1, "u"), (2, "v")):
-        found = line_strips(region.lines, [frame[..., index] for frame in frames.colour], scale)
+        found = line_strips(lines, [frame[..., index] for frame in frames.colour], scale)
         strips[plane] = found
         strips[f"-{plane}"] = [(255 - strip, x0, x1) for strip, x0, x1 in found]
     return strips, scale

@@ -41,6 +41,7 @@ from subextract.pipeline.run import (ExtractionResult, SegmentedVideo, Stats, cu
                                      segment_video, tag_reading)
 from subextract.schema import LineBox, Reading
 from subextract.stages.ocr import OcrFailure, create_engine
+from subextract.stages.region import prescan_detector_side
 
 logger = logging.getLogger(__name__)
 
@@ -215,12 +216,12 @@ class SegmentVideos(_ManifestActor):
             self._runner.begin(task, stage=SEGMENTING)
             settings, options = self._options.settings, self._options
             try:
-                detector = lambda: _detector(settings.region.prescan_det_side, settings.ocr.threads)  # noqa: E731
-                scan = scan_video(task.job.video, settings, options.start, options.end, detector=detector)
+                scan = scan_video(task.job.video, settings, options.start, options.end, detector=lambda: _detector(
+                    prescan_detector_side(settings.region), settings.ocr.threads))
                 segmented = segment_video(
                     scan, settings,
                     on_segment=lambda segment, key, first: crops.append(_Crop(key, segment.image, segment.lines))
-                    if first else None, detector=detector)
+                    if first else None, detector=lambda: _detector(settings.region.prescan_det_side, settings.ocr.threads))
             except Exception as exc:  # noqa: BLE001 - this video's failure, recorded by stage C
                 failure = _failure(exc)
         if segmented is not None:

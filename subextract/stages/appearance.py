@@ -91,17 +91,28 @@ def _standing_out(strips: Sequence[LineStrip], settings: SegmentSettings, chroma
 
 def _line_style(crop: np.ndarray, settings: SegmentSettings, contrast: int) -> tuple[float | None, int] | None:
     """(share of strokes with a dark pixel beside them, stroke brightness) of one line's crop;
-    the share is None where the picture around the line is dark itself (plain text there has
-    dark pixels beside it too: the line says nothing about an outline)."""
+    the share is None where the line says nothing about an outline. Over a picture brighter than
+    ``dark_max + outline_evidence`` around the line, a dark pixel is one of at most ``dark_max``.
+    Over a mid-grey one (down to ``outline_floor + outline_evidence``) it is one ``outline_evidence``
+    darker than the picture, and the line only shows an outline, never refutes one: a 1 px
+    outline at 15 around strokes over a lawn at 96 is plain to see, but a thin outline blurred at
+    the analysis size (or a fading one) leaves the pixels beside some strokes no darker than a
+    mid-grey picture's own dark spots. Over a darker picture, plain text has as dark pixels
+    beside it: the line says nothing."""
     strokes = _lift(crop, settings) >= contrast
     if np.count_nonzero(strokes) < _MIN_STROKES:
         return None
     level = int(np.percentile(crop[strokes], 95))
     around = ~cv2.dilate(strokes.view(np.uint8), _AROUND).view(bool)
-    if not around.any() or np.median(crop[around]) <= settings.dark_max + settings.outline_evidence:
+    if not around.any():
         return None, level
-    dark_beside = cv2.erode(crop, _BESIDE) <= settings.dark_max
-    return float(dark_beside[strokes].mean()), level
+    dark = min(settings.dark_max, float(np.median(crop[around])) - settings.outline_evidence)
+    if dark < settings.outline_floor:
+        return None, level
+    share = float((cv2.erode(crop, _BESIDE) <= dark)[strokes].mean())
+    if dark < settings.dark_max and share < settings.outline_share:
+        return None, level
+    return share, level
 
 
 def learn_appearance(strips: Mapping[str, Sequence[LineStrip]], settings: SegmentSettings) -> Appearance | None:
@@ -117,9 +128,13 @@ def learn_appearance(strips: Mapping[str, Sequence[LineStrip]], settings: Segmen
               for style in [_line_style(strip[:, x0:x1], settings, contrast)] if style]
     if not styles:
         return None
-    shares = [share for share, _ in styles if share is not None]
+    level = int(np.median([level for _, level in styles]))
+    # A line far dimmer than the others was caught mid-fade, its outline faded as much: it says
+    # nothing of the outline (a keyframe of a 300 ms fade refuted the outline of six lines).
+    shares = [share for share, line_level in styles if share is not None
+              and line_level >= level - settings.plain_bright_margin]
     outlined = plane == "y" and bool(shares) and min(shares) >= settings.outline_share
-    return Appearance(plane=plane, outlined=outlined, level=int(np.median([level for _, level in styles])),
+    return Appearance(plane=plane, outlined=outlined, level=level,
                       lift=lift, lines=len(styles), coloured=_stroke_chroma(strips, settings) >= settings.colour_chroma)
 
 

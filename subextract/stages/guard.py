@@ -24,12 +24,9 @@ import numpy as np
 
 from subextract.config import GuardSettings
 from subextract.schema import LineBox
+from subextract.stages.region import MIN_LINE_GLYPHS
 
 logger = logging.getLogger(__name__)
-
-# A subtitle line the guard vouches for is at least this many line heights wide (a glyph is about
-# as wide as the line is high; a one-glyph cue is left to the mask, which sees those well).
-_MIN_GLYPHS = 2
 
 # A text detector: a grey or BGR picture → line boxes (x0, y0, x1, y1) in its pixels.
 TextDetector = Callable[[np.ndarray], list[tuple[int, int, int, int]]]
@@ -99,12 +96,13 @@ class RecallGuard:
         """A line about as high as the subtitles' (within ``line_height_range`` times either
         way), centred in its band, and at least two glyphs wide: the detector also finds scene
         text, and a thing of the picture a glyph wide (a lamp, a knob) that stays at the band's
-        middle is read as one letter every time the guard looks (a cue of "มณฑ์" four times)."""
+        middle is read as one letter every time the guard looks (a cue of "มณฑ์" four times). A
+        one-glyph cue is left to the mask, which sees those well."""
         x0, y0, x1, y1 = box
         height = y1 - y0
         expected = self.line_height * self.scale
         spread = self.settings.line_height_range
-        return expected / spread <= height <= expected * spread and x1 - x0 >= _MIN_GLYPHS * height \
+        return expected / spread <= height <= expected * spread and x1 - x0 >= MIN_LINE_GLYPHS * height \
             and abs((x0 + x1) / 2 - band_width / 2) <= self._centre_tolerance * band_width
 
 

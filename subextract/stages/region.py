@@ -6,6 +6,7 @@ watermark is text that stays put in most frames; scene text is neither centred n
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -20,6 +21,12 @@ from subextract.errors import SubextractError
 from subextract.schema import Band, VideoInfo
 from subextract.stages.appearance import LineStrip
 from subextract.stages.sample import DecodeRequest, Look, decode_looks
+
+logger = logging.getLogger(__name__)
+
+# A subtitle line is at least this many line heights wide (a glyph is about as wide as the line is
+# high): a narrower box the detector returns is mostly a glyph-like thing of the picture.
+MIN_LINE_GLYPHS = 2
 
 _BOX_PART = r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*"
 _BOX = re.compile(rf"^{_BOX_PART},{_BOX_PART},{_BOX_PART},{_BOX_PART}$")
@@ -123,6 +130,8 @@ class PrescanFrames:
     grey: list[np.ndarray] = field(default_factory=list)  # grey at the segmenter's analysis size
     colour: list[np.ndarray] = field(default_factory=list)  # ... its Y, U and V planes as three channels
     analysis_scale: float | None = None  # the analysis size over the picture's; None: not decoded
+    retry: list[np.ndarray] = field(default_factory=list)  # grey at prescan_retry_side, for a second look
+    retry_scale: float | None = None  # ... that size over the picture's; None: no second look
 
 
 def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end: float | None,
@@ -131,7 +140,10 @@ def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end:
     cheap), at the detector's input size and, with ``analysis_scale``, also at that scale, grey
     and in colour: one decode gives every look, pixel for pixel as separate decodes would."""
     scale = min(1.0, settings.prescan_det_side / max(info.width, info.height))
-    looks = [Look(scale)] + ([Look(analysis_scale), Look(analysis_scale, colour=True)] if analysis_scale else [])
+    retry_scale = min(1.0, settings.prescan_retry_side / max(info.width, info.height))
+    retry_scale = retry_scale if retry_scale > scale else None
+    looks = [Look(scale)] + ([Look(analysis_scale), Look(analysis_scale, colour=True)] if analysis_scale else []) \
+        + ([Look(retry_scale)] if retry_scale else [])
     whole = Band(0, 0, info.width, info.height, "frame")
     if end is None and not info.duration:
         # A live stream has no end to spread the looks over: watch the time 8 looks take, then decide.
@@ -146,21 +158,27 @@ def prescan_frames(info: VideoInfo, settings: RegionSettings, start: float, end:
         if bucket not in picked:
             picked[bucket] = tuple(picture.copy() for picture in pictures)
     chosen = [picked[k] for k in sorted(picked)]
-    detector = [pictures[0] for pictures in chosen]
+    retry = [pictures[-1] for pictures in chosen] if retry_scale else []
     if not analysis_scale:
-        return PrescanFrames(detector)
-    return PrescanFrames(detector, [pictures[1] for pictures in chosen], [pictures[2] for pictures in chosen],
-                         analysis_scale)
+        return PrescanFrames([pictures[0] for pictures in chosen], retry=retry, retry_scale=retry_scale)
+    return PrescanFrames([pictures[0] for pictures in chosen], [pictures[1] for pictures in chosen],
+                         [pictures[2] for pictures in chosen], analysis_scale, retry, retry_scale)
 
 
-def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float, max_line_height: float) -> list[TextBox]:
-    """Line boxes in each frame; shapes no text line has (tall blobs the detector sometimes
-    returns on cartoons or textures) are dropped. Frames are detected on all cores at once (the
-    detector releases the GIL), as nothing else runs yet."""
+def prescan_detector_side(settings: RegionSettings) -> int:
+    """The largest picture side the pre-scan's text detector is given (its second look's)."""
+    return max(settings.prescan_det_side, settings.prescan_retry_side)
+
+
+def detect_boxes(frames: Sequence[np.ndarray], detector, scale: float, max_line_height: float,
+                 indices: Sequence[int] | None = None) -> list[TextBox]:
+    """Line boxes in each frame (``indices``: the frames' numbers, default their order); shapes no
+    text line has (tall blobs the detector sometimes returns on cartoons or textures) are dropped.
+    Frames are detected on all cores at once (the detector releases the GIL), as nothing else runs yet."""
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
         detected = list(pool.map(detector, frames))
     boxes = []
-    for index, (frame, found) in enumerate(zip(frames, detected)):
+    for index, frame, found in zip(indices if indices is not None else range(len(frames)), frames, detected):
         frame_height = frame.shape[0] / scale
         for x0, y0, x1, y1 in found:
             box = TextBox(index, x0 / scale, y0 / scale, x1 / scale, y1 / scale)
@@ -355,7 +373,9 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
     prescan = prescan_frames(info, settings, start, end, analysis_scale)
     frames = prescan.detector
     scale = frames[0].shape[1] / info.width if frames else 1.0
-    boxes = detect_boxes(frames, detector(), scale, settings.max_line_height)
+    text_detector = detector()
+    boxes = detect_boxes(frames, text_detector, scale, settings.max_line_height)
+    boxes += _second_look(prescan, {box.frame for box in boxes}, text_detector, settings)
     static, moving = split_static(boxes, frames, scale, settings, prescan.grey, prescan.analysis_scale)
     if fixed is not None:
         lines = [box for box in moving if any(band.y <= box.centre_y <= band.y + band.height
@@ -367,6 +387,22 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
     lines = subtitle_lines(moving, rows, info, settings)
     return Region(bands, static, lines, line_strips(lines, frames, scale), prescan,
                   _lone_static_text(lines, static, bands, info, settings, len(frames)))
+
+
+def _second_look(prescan: PrescanFrames, seen: set[int], detector, settings: RegionSettings) -> list[TextBox]:
+    """Line boxes in the keyframes where the detector found none at its first size, found at
+    ``prescan_retry_side``: strokes a pixel or two wide at 720p fade out at 480 px (a light Arabic
+    face with a thin outline was found in 1 of 7 keyframes at 480, in 6 at 640). A keyframe with
+    text found costs nothing more, so videos whose subtitles the first look finds pay little."""
+    if not prescan.retry_scale:
+        return []
+    unseen = [index for index in range(len(prescan.retry)) if index not in seen]
+    boxes = detect_boxes([prescan.retry[index] for index in unseen], detector, prescan.retry_scale,
+                         settings.max_line_height, unseen)
+    if boxes:
+        logger.debug("pre-scan: %d of %d keyframes showed no text at %d px; %d lines found at %d px", len(unseen),
+                     len(prescan.retry), settings.prescan_det_side, len(boxes), settings.prescan_retry_side)
+    return boxes
 
 
 def _lone_static_text(lines: Sequence[TextBox], static: Sequence[TextBox], bands: Sequence[Band], info: VideoInfo,
