@@ -85,6 +85,7 @@ class SegmentSettings:
     confirm_frames: Count
     min_line_density: Share
     keep_frames: Count
+    second_look_frames: Count
     fade_frames: NonNegativeInt
     fade_min_ratio: Share
     fade_min_step: Share
@@ -125,6 +126,7 @@ class OcrSettings:
     fine_det_side: NonNegativeInt
     threads: Count
     min_confidence: Share
+    second_look_below: Share
     min_line_height: Share
     trust_line_boxes: Share
     # Vision-language engines (vllm, openai): see default.yaml and docs/gpu.md.

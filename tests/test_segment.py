@@ -8,7 +8,7 @@ import pytest
 
 from subextract.config import load_settings
 from subextract.stages.mask import exact_lost_share, lost_share, mask_difference, text_mask
-from subextract.stages.segment import _SECOND_LOOK_FRAMES, Segmenter, _FrameKeeper
+from subextract.stages.segment import Segmenter, _FrameKeeper
 
 SETTINGS = load_settings().segment
 H, W = 80, 640
@@ -318,6 +318,6 @@ def test_a_segment_carries_single_frames_from_inside_it_for_a_second_look():
     frames = [(pts, with_text(background(i, "panning"), "HELLO WORLD")) for i, pts in enumerate(t)]
     (segment,) = segments_of(frames, end=1.2)
     shown = [band for _, band in frames]
-    assert len(segment.frames) == _SECOND_LOOK_FRAMES == 4
+    assert len(segment.frames) == SETTINGS.second_look_frames == 4
     indices = [next(i for i, band in enumerate(shown) if np.array_equal(band, frame)) for frame in segment.frames]
     assert 0 < indices[0] and indices == sorted(set(indices)) and indices[-1] < len(shown) - 1

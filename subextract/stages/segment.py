@@ -34,11 +34,6 @@ from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view,
 
 logger = logging.getLogger(__name__)
 
-# Single frames a segment carries beside its median picture, for the OCR engine's second look at
-# a line the median reads without confidence (Tesseract: the most agreed of the readings cut the
-# multi-script videos' CER where one frame's noise misled it; of five readings, more often than of
-# three, some agree: see routed.SECOND_LOOK_BELOW).
-_SECOND_LOOK_FRAMES = 4
 
 # A line's strokes, however thin or strewn, fill more than 1 % of its box: the box's lift at this
 # percentile is theirs.
@@ -717,5 +712,5 @@ class Segmenter:
                              mask_hash=mask_hash(core), mask=core,
                              lines=self._lines(segment, image.shape),
                              text_changed=segment.text_changed or self._replaces(last, segment.start, core),
-                             frames=segment.keeper.spread(_SECOND_LOOK_FRAMES))
+                             frames=segment.keeper.spread(self.settings.second_look_frames))
         yield self._last

@@ -58,13 +58,6 @@ _RAPID_SCRIPTS = (None, "Han", "Latin")
 _RECHECK_SLACK = 0.05
 # A line PP-OCRv6 read (not junk) is replaced only by a reading this much more confident.
 _REPLACE_MARGIN = 0.1
-# With --lang CODE a line read with less confidence than this is read again from the segment's
-# single frames. Tesseract's lines read right mostly score 0.85-0.93 in the faces of the
-# multi-script set, but in others (a Myeongjo, tlwg Thai, Kacst Arabic) misread lines score 0.85-0.92
-# as well: with 0.85 and two frames, faces the benchmark never used read at e2e F1 0.822 (19 videos of
-# six scripts over its footage), with 0.92 and four frames 0.879 (Korean Myeongjo CER 0.114 -> 0.034),
-# at about a fifth more CPU on those videos.
-SECOND_LOOK_BELOW = 0.92
 
 
 def _letters_in(text: str, script: str) -> int:
@@ -153,7 +146,7 @@ class RoutedEngine:
         lines = []
         for row in rows:
             line = self._read_row(_grey(image), row, boxes)
-            if frames and (line is None or line.confidence < SECOND_LOOK_BELOW):
+            if frames and (line is None or line.confidence < self.settings.second_look_below):
                 line = _agreed([line, *(self._read_row(_grey(frame), row, boxes) for frame in frames)])
             if line is not None:
                 lines.append(replace(line, box=row))
