@@ -39,6 +39,7 @@ class RegionSettings:
     prescan_interval: Positive
     prescan_det_side: Pixels
     prescan_retry_side: Pixels
+    prescan_retry_share: Share
     static_share: Share
     centre_tolerance: Share
     line_padding: NonNegative

@@ -116,6 +116,17 @@ def test_a_line_far_dimmer_than_the_others_says_nothing_of_the_outline(fading, o
     assert appearance.outlined is outlined and appearance.level == 240
 
 
+def test_a_glyph_sized_line_says_nothing_of_the_outline_where_another_line_does():
+    """A white sheet on a lawn the detector boxed as a glyph (no outline) does not refute the
+    outline the subtitle lines show; alone, or beside lines that say nothing, it does."""
+    lines_seen = lines(strip(240, outlined=20), strip(240, outlined=20), strip(240, outlined=0))
+    assert learn_appearance({"y": lines_seen}, SETTINGS, [False, False, True]).outlined
+    assert not learn_appearance({"y": lines_seen}, SETTINGS, [False, True, False]).outlined
+    assert not learn_appearance({"y": lines_seen}, SETTINGS).outlined
+    dark = lines(strip(240, around=60, outlined=0), strip(240, outlined=0))
+    assert not learn_appearance({"y": dark}, SETTINGS, [False, True]).outlined  # the only line with a say
+
+
 @pytest.mark.parametrize("around, evidence", [(119, False), (120, True)])
 def test_a_line_over_a_dark_picture_is_no_evidence_against_an_outline(around, evidence):
     """A picture darker than dark_max + outline_evidence (120) around the line puts pixels as

@@ -335,7 +335,8 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
                         analysis_scale=min(1.0, settings.segment.analysis_width / info.width))
     bands, static = region.bands, region.static
     strips, strip_scale = _strips_by_plane(region)
-    appearance = learn_appearance(strips, settings.segment)
+    glyph_sized = [box.x1 - box.x0 < MIN_LINE_GLYPHS * box.height for box in region.lines]
+    appearance = learn_appearance(strips, settings.segment, glyph_sized)
     finer = _finer_width(settings.segment, info.width)
     thin = finer is not None and _thin_lines(strips, appearance, settings.segment)
     if finer is not None and (thin or (appearance is not None and not appearance.outlined)):
@@ -345,7 +346,7 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
         fine_region = replace(region, frames=prescan_frames(info, settings.region, start, end,
                                                             analysis_scale=min(1.0, finer / info.width)))
         fine_strips, fine_scale = _strips_by_plane(fine_region)
-        fine_appearance = learn_appearance(fine_strips, fine_settings.segment)
+        fine_appearance = learn_appearance(fine_strips, fine_settings.segment, glyph_sized)
         # An outline drawn 2 px wide at 720p is a pixel at 640 px, blended into a bright picture
         # behind it (light grass): seen there as plain text, the video lost a whole cue to the
         # grass's strokes; at the finer size the outline shows.
@@ -694,13 +695,9 @@ def _strips_by_plane(region: Region) -> tuple[dict[str, list[LineStrip]], float 
     if not region.lines or frames is None or frames.analysis_scale is None:
         return strips, None
     scale = frames.analysis_scale
-    # A box narrower than a line of MIN_LINE_GLYPHS glyphs is mostly a thing of the picture the
-    # detector took for a glyph (a white sheet on a lawn, with no outline, vetoed the outline of
-    # six subtitle lines): it teaches the style only where no wider line was seen.
-    lines = [box for box in region.lines if box.x1 - box.x0 >= MIN_LINE_GLYPHS * box.height] or region.lines
-    strips["y"] = line_strips(lines, frames.grey, scale)
+    strips["y"] = line_strips(region.lines, frames.grey, scale)
     for index, plane in ((1, "u"), (2, "v")):
-        found = line_strips(lines, [frame[..., index] for frame in frames.colour], scale)
+        found = line_strips(region.lines, [frame[..., index] for frame in frames.colour], scale)
         strips[plane] = found
         strips[f"-{plane}"] = [(255 - strip, x0, x1) for strip, x0, x1 in found]
     return strips, scale

@@ -115,24 +115,30 @@ def _line_style(crop: np.ndarray, settings: SegmentSettings, contrast: int) -> t
     return share, level
 
 
-def learn_appearance(strips: Mapping[str, Sequence[LineStrip]], settings: SegmentSettings) -> Appearance | None:
+def learn_appearance(strips: Mapping[str, Sequence[LineStrip]], settings: SegmentSettings,
+                     glyph_sized: Sequence[bool] = ()) -> Appearance | None:
     """The style of the subtitle lines, from their strips in each candidate plane (``"y"`` at
-    least); None when no line shows strokes."""
+    least); None when no line shows strokes. Lines ``glyph_sized`` marks (boxes narrower than a
+    two-glyph line: mostly a thing of the picture the detector took for a glyph, such as a white
+    sheet on a lawn that vetoed the outline of six subtitle lines) say nothing of the outline
+    where another line does."""
     standing = {plane: _standing_out(found, settings, chroma=plane != "y") for plane, found in strips.items() if found}
     if "y" not in standing:
         return None
     plane = max(standing, key=lambda p: standing[p][0] * (1.0 if p == "y" else 1 / settings.chroma_advantage))
     lift = standing[plane][1]
     contrast = settings.contrast_min if plane == "y" else max(settings.hold_contrast, lift // 2)
-    styles = [style for strip, x0, x1 in strips[plane] if x1 > x0
+    small = list(glyph_sized) + [False] * (len(strips[plane]) - len(glyph_sized))
+    styles = [(style, glyph) for (strip, x0, x1), glyph in zip(strips[plane], small) if x1 > x0
               for style in [_line_style(strip[:, x0:x1], settings, contrast)] if style]
     if not styles:
         return None
-    level = int(np.median([level for _, level in styles]))
+    level = int(np.median([level for (_, level), _ in styles]))
     # A line far dimmer than the others was caught mid-fade, its outline faded as much: it says
     # nothing of the outline (a keyframe of a 300 ms fade refuted the outline of six lines).
-    shares = [share for share, line_level in styles if share is not None
+    voters = [(share, glyph) for (share, line_level), glyph in styles if share is not None
               and line_level >= level - settings.plain_bright_margin]
+    shares = [share for share, glyph in voters if not glyph] or [share for share, _ in voters]
     outlined = plane == "y" and bool(shares) and min(shares) >= settings.outline_share
     return Appearance(plane=plane, outlined=outlined, level=level,
                       lift=lift, lines=len(styles), coloured=_stroke_chroma(strips, settings) >= settings.colour_chroma)

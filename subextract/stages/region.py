@@ -391,10 +391,12 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
 
 def _second_look(prescan: PrescanFrames, seen: set[int], detector, settings: RegionSettings) -> list[TextBox]:
     """Line boxes in the keyframes where the detector found none at its first size, found at
-    ``prescan_retry_side``: strokes a pixel or two wide at 720p fade out at 480 px (a light Arabic
-    face with a thin outline was found in 1 of 7 keyframes at 480, in 6 at 640). A keyframe with
-    text found costs nothing more, so videos whose subtitles the first look finds pay little."""
-    if not prescan.retry_scale:
+    ``prescan_retry_side``, where it found text in at most ``prescan_retry_share`` of them: strokes
+    a pixel or two wide at 720p fade out at 480 px (a light Arabic face with a thin outline was
+    found in 1 of 7 keyframes at 480, in 6 at 640). Where the first look saw the subtitles, the
+    keyframes it saw none in mostly show none: looked at again, they added faint lines of fades
+    and half-hidden text, which then taught the text test their style."""
+    if not prescan.retry_scale or len(seen) > settings.prescan_retry_share * len(prescan.retry):
         return []
     unseen = [index for index in range(len(prescan.retry)) if index not in seen]
     boxes = detect_boxes([prescan.retry[index] for index in unseen], detector, prescan.retry_scale,
