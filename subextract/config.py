@@ -84,6 +84,8 @@ class SegmentSettings:
     exact_change_threshold: Share
     replacement_new_share: Share
     confirm_frames: Count
+    held_moved_share: Share
+    held_noise: Level
     min_line_density: Share
     keep_frames: Count
     second_look_frames: Count

@@ -212,6 +212,8 @@ class Segmenter:
         self._vouch: list[LineBox] = []  # lines the recall guard saw in the next frame, in band pixels
         self._looked = False  # the recall guard looked at the next frame (whether it saw lines or not)
         self._held = False  # the latest frame held the open segment on its strokes' lift alone
+        self._moved = False  # the latest frame that differed from the one before it moved the picture
+        self._repeat = False  # this frame repeats the one before it after a moved picture (_repeats_moved_picture)
         # Analysis views of the latest frames, for a new segment's look back at a fade-in.
         self._views: deque[tuple[float, np.ndarray]] = deque(
             maxlen=2 * settings.confirm_frames + settings.fade_frames + settings.look_back_frames + 2)
@@ -264,6 +266,7 @@ class Segmenter:
         """Take the next frame's band; ``mask_band``, the same band in the plane the text stands
         out in, when that is not the band's own (the band still makes the OCR picture)."""
         view = analysis_view(band if mask_band is None else mask_band, self.settings.analysis_width)
+        self._repeat = self._repeats_moved_picture(view)
         lift = stroke_lift(view, self.settings)
         plain = text_mask(view, self.settings, lift)
         has_text, holds_text = self._text_in(plain)
@@ -484,9 +487,30 @@ class Segmenter:
             self._add(successor, frame)
         self._open = successor
 
+    def _repeats_moved_picture(self, view: np.ndarray) -> bool:
+        """Whether this frame repeats the one before it (no pixel differs by more than
+        ``held_noise``), the last change of the picture having moved more than ``held_moved_share``
+        of it. Footage of a lower frame rate than the video's holds each picture two or three
+        frames: such a repeat is no new look at the band, and confirms no change of the text (over
+        sunlit rock, whose texture passes the outline test, one cue was split every 0.24 s: each
+        step of a slow pan changed 41 % of the band's pixels, and the three identical frames after
+        it confirmed a replacement). Text changed over a still picture changes only its own pixels
+        (a few percent of the band): the frames that repeat it confirm it, as before."""
+        if not self._views or self._views[-1][1].shape != view.shape:
+            self._moved = False
+            return False
+        changed = np.count_nonzero(cv2.absdiff(self._views[-1][1], view) > self.settings.held_noise)
+        if not changed:
+            return self._moved
+        self._moved = changed > self.settings.held_moved_share * view.size
+        return False
+
     def _track_gain(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
         """True once a line's worth of strokes absent from the core has persisted for
-        ``confirm_frames`` frames."""
+        ``confirm_frames`` frames (a repeated frame after a moved picture neither counts nor
+        resets: ``_repeats_moved_picture``)."""
+        if self._repeat and segment.gain is not None:
+            return False
         added = self._added_line(segment, mask)
         if segment.gain is not None and added is not None:
             persisting = segment.gain & cv2.dilate(added.view(np.uint8), TOLERANCE).view(bool)
@@ -542,7 +566,10 @@ class Segmenter:
         """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact
         pixels to strokes packed as densely as text, in one box or in one line among other strokes
         (background that shifts is sparser), and partly of their own (the same text half hidden
-        by a bright picture keeps only core pixels)."""
+        by a bright picture keeps only core pixels). A repeated frame after a moved picture
+        neither counts nor resets (``_repeats_moved_picture``)."""
+        if self._repeat and segment.replaced_frames:
+            return False
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
                 exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
                 not line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
@@ -557,7 +584,10 @@ class Segmenter:
         """(the first frame's PTS, the PTS of the frame before it) when this frame and the ones
         before it (``confirm_frames`` in all) changed a glyph of the core at one place since the
         frame before them (``glyph_replaced``): a line replaced by one that differs in a character
-        or two (a counter, a name before each line) loses too few strokes for the other tests."""
+        or two (a counter, a name before each line) loses too few strokes for the other tests.
+        Not on a repeated frame after a moved picture (``_repeats_moved_picture``)."""
+        if self._repeat:
+            return None
         count = self.settings.confirm_frames - 1
         frames = list(segment.recent)[-count - 1:]
         if len(frames) < count + 1:
