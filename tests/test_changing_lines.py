@@ -202,3 +202,50 @@ def test_the_only_line_taken_for_a_logo_is_reported(tmp_path, latin_fonts):
     result = extract(str(video))
     assert result.cues == []
     assert len(result.warnings) == 1 and "taken for a logo" in result.warnings[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Segmenter: held pictures of lower-frame-rate footage
+# --------------------------------------------------------------------------------------------
+
+def _repeat_flags(pictures: list[np.ndarray]) -> list[bool]:
+    segmenter = Segmenter(0, SETTINGS)
+    flags = []
+    for i, picture in enumerate(pictures):
+        list(segmenter.push(i / 25, picture))
+        flags.append(segmenter._repeat)
+    return flags
+
+
+@pytest.mark.parametrize("changed, moved", [(0.25, False), (0.2502, True)])
+def test_a_frame_repeating_a_moved_picture_is_no_new_look_but_one_repeating_a_text_change_is(changed, moved):
+    """A frame repeating the one before it (no pixel more than held_noise, 10, apart) after a
+    change of more than held_moved_share (a quarter) of the band's pixels repeats a moved picture:
+    it confirms no change of the text. After a smaller change (text changed over a still picture)
+    the repeats are looks like any."""
+    still = with_text(background(0, "flat"), "SCENE 11")
+    step = still.copy()
+    step.reshape(-1)[:round(changed * step.size)] += 11  # a pan's step: this share of the pixels (the top rows), by 11
+    noisy = step.copy()
+    noise = noisy.reshape(-1)[::7]
+    noise[noise < 240] += 10  # compression noise within held_noise: still the same picture
+    flags = _repeat_flags([still, still, step, step, noisy, step])
+    assert flags == [False, False, False, moved, moved, moved]
+    assert SETTINGS.held_moved_share == 0.25 and SETTINGS.held_noise == 10
+
+
+def test_a_repeat_of_a_moved_picture_neither_counts_nor_resets_a_replacement():
+    """Three looks confirm a line replaced in place; a repeated frame of a moved picture between
+    them is none of them, and does not start the count again either."""
+    segmenter = Segmenter(0, SETTINGS)
+    for i in range(5):
+        list(segmenter.push(i / 25, with_text(background(0, "flat"), "SCENE 11")))
+    segment = segmenter._open
+    replaced = text_mask(with_text(background(0, "flat"), "OTHER LINE"), SETTINGS)  # 55.4 % lost at their pixels
+    assert not segmenter._track_replacement(segment, replaced, 0.20) and segment.replaced_frames == 1
+    segmenter._repeat = True
+    assert not segmenter._track_replacement(segment, replaced, 0.24) and segment.replaced_frames == 1
+    segmenter._repeat = False
+    assert not segmenter._track_replacement(segment, replaced, 0.28) and segment.replaced_frames == 2
+    assert segmenter._track_replacement(segment, replaced, 0.32) and segment.replaced_frames == 3
+    assert segment.replaced_start == 0.20
