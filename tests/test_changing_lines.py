@@ -234,18 +234,20 @@ def test_a_frame_repeating_a_moved_picture_is_no_new_look_but_one_repeating_a_te
     assert SETTINGS.held_moved_share == 0.25 and SETTINGS.held_noise == 10
 
 
-def test_a_repeat_of_a_moved_picture_neither_counts_nor_resets_a_replacement():
-    """Three looks confirm a line replaced in place; a repeated frame of a moved picture between
-    them is none of them, and does not start the count again either."""
+def test_a_replacement_needs_two_looks_not_three_frames_of_one_held_picture():
+    """Three frames confirm a line replaced in place, but two of them at least must be looks at
+    the band: a moved picture and its two repeats are one look, and the fourth frame, a new
+    picture still showing the replacement, confirms it from its first frame."""
     segmenter = Segmenter(0, SETTINGS)
     for i in range(5):
         list(segmenter.push(i / 25, with_text(background(0, "flat"), "SCENE 11")))
     segment = segmenter._open
     replaced = text_mask(with_text(background(0, "flat"), "OTHER LINE"), SETTINGS)  # 55.4 % lost at their pixels
-    assert not segmenter._track_replacement(segment, replaced, 0.20) and segment.replaced_frames == 1
-    segmenter._repeat = True
-    assert not segmenter._track_replacement(segment, replaced, 0.24) and segment.replaced_frames == 1
+    confirmed = []
+    for pts, repeat in ((0.20, False), (0.24, True), (0.28, True), (0.32, False)):
+        segmenter._repeat = repeat
+        confirmed.append(segmenter._track_replacement(segment, replaced, pts))
+    assert confirmed == [False, False, False, True] and segment.replaced_start == 0.20
+    segment.replaced_frames = segment.replaced_looks = 0
     segmenter._repeat = False
-    assert not segmenter._track_replacement(segment, replaced, 0.28) and segment.replaced_frames == 2
-    assert segmenter._track_replacement(segment, replaced, 0.32) and segment.replaced_frames == 3
-    assert segment.replaced_start == 0.20
+    assert [segmenter._track_replacement(segment, replaced, pts) for pts in (0.4, 0.44, 0.48)] == [False, False, True]

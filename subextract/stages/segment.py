@@ -34,6 +34,9 @@ from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view,
 
 logger = logging.getLogger(__name__)
 
+# A replacement is confirmed by at least this many looks at the band, not repeats of one held picture.
+_REPLACEMENT_LOOKS = 2
+
 
 # A line's strokes, however thin or strewn, fill more than 1 % of its box: the box's lift at this
 # percentile is theirs.
@@ -123,6 +126,7 @@ class _OpenSegment:
     replaced_start: float = 0.0  # first of the latest frames that all lost most core strokes exactly
     replaced_before: float | None = None
     replaced_frames: int = 0
+    replaced_looks: int = 0  # ... of which no repeat of a moved picture
     after_gap: bool = False  # opened after a frame without text (not split off another segment)
     # The recall guard's detector saw a text line over it (Segmenter.vouch): it is text whatever its
     # strokes look like to the tests of _core_problem.
@@ -491,11 +495,11 @@ class Segmenter:
         """Whether this frame repeats the one before it (no pixel differs by more than
         ``held_noise``), the last change of the picture having moved more than ``held_moved_share``
         of it. Footage of a lower frame rate than the video's holds each picture two or three
-        frames: such a repeat is no new look at the band, and confirms no change of the text (over
-        sunlit rock, whose texture passes the outline test, one cue was split every 0.24 s: each
-        step of a slow pan changed 41 % of the band's pixels, and the three identical frames after
-        it confirmed a replacement). Text changed over a still picture changes only its own pixels
-        (a few percent of the band): the frames that repeat it confirm it, as before."""
+        frames: such a repeat is no new look at the band (``_track_replacement``: over sunlit rock,
+        whose texture passes the outline test, one cue was split every 0.24 s: each step of a slow
+        pan changed 41 % of the band's pixels, and the identical frames after it confirmed a
+        replacement). Text changed over a still picture changes only its own pixels (a few percent
+        of the band): the frames that repeat it are looks, as before."""
         if not self._views or self._views[-1][1].shape != view.shape:
             self._moved = False
             return False
@@ -507,10 +511,7 @@ class Segmenter:
 
     def _track_gain(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
         """True once a line's worth of strokes absent from the core has persisted for
-        ``confirm_frames`` frames (a repeated frame after a moved picture neither counts nor
-        resets: ``_repeats_moved_picture``)."""
-        if self._repeat and segment.gain is not None:
-            return False
+        ``confirm_frames`` frames."""
         added = self._added_line(segment, mask)
         if segment.gain is not None and added is not None:
             persisting = segment.gain & cv2.dilate(added.view(np.uint8), TOLERANCE).view(bool)
@@ -566,28 +567,27 @@ class Segmenter:
         """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact
         pixels to strokes packed as densely as text, in one box or in one line among other strokes
         (background that shifts is sparser), and partly of their own (the same text half hidden
-        by a bright picture keeps only core pixels). A repeated frame after a moved picture
-        neither counts nor resets (``_repeats_moved_picture``)."""
-        if self._repeat and segment.replaced_frames:
-            return False
+        by a bright picture keeps only core pixels). Two of those frames at least must be no
+        repeat of a moved picture (``_repeats_moved_picture``): three frames of one held picture
+        are one look, and over sunlit rock the texture a held step of a pan had moved confirmed a
+        "replacement" of the same text every 0.24 s."""
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
                 exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
                 not line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
-            segment.replaced_frames = 0
+            segment.replaced_frames = segment.replaced_looks = 0
             return False
         if segment.replaced_frames == 0:
             segment.replaced_start, segment.replaced_before = pts, self._previous_pts
         segment.replaced_frames += 1
-        return segment.replaced_frames >= self.settings.confirm_frames
+        segment.replaced_looks += not self._repeat
+        return segment.replaced_frames >= self.settings.confirm_frames and \
+            segment.replaced_looks >= min(_REPLACEMENT_LOOKS, self.settings.confirm_frames)
 
     def _glyph_replaced(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> tuple[float, float] | None:
         """(the first frame's PTS, the PTS of the frame before it) when this frame and the ones
         before it (``confirm_frames`` in all) changed a glyph of the core at one place since the
         frame before them (``glyph_replaced``): a line replaced by one that differs in a character
-        or two (a counter, a name before each line) loses too few strokes for the other tests.
-        Not on a repeated frame after a moved picture (``_repeats_moved_picture``)."""
-        if self._repeat:
-            return None
+        or two (a counter, a name before each line) loses too few strokes for the other tests."""
         count = self.settings.confirm_frames - 1
         frames = list(segment.recent)[-count - 1:]
         if len(frames) < count + 1:
