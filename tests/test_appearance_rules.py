@@ -116,6 +116,14 @@ def test_a_line_far_dimmer_than_the_others_says_nothing_of_the_outline(fading, o
     assert appearance.outlined is outlined and appearance.level == 240
 
 
+@pytest.mark.parametrize("outlined, shown", [(17, True), (16, False)])
+def test_a_line_over_a_mid_grey_picture_shows_an_outline_at_outline_share(outlined, shown):
+    """Over a lawn at 96, 17 of 20 strokes with a dark pixel beside them is outline_share (0.85):
+    the line shows the outline; 16 of 20 says nothing (no other line: no outline test)."""
+    appearance = learn_appearance({"y": lines(strip(255, around=96, outlined=outlined))}, SETTINGS)
+    assert appearance.outlined is shown and appearance.lines == 1
+
+
 def test_a_glyph_sized_line_says_nothing_of_the_outline_where_another_line_does():
     """A white sheet on a lawn the detector boxed as a glyph (no outline) does not refute the
     outline the subtitle lines show; alone, or beside lines that say nothing, it does."""

@@ -365,6 +365,13 @@ def test_keyframes_where_the_detector_found_no_text_are_looked_at_again_at_presc
     assert no_larger.retry_scale is None and _second_look(no_larger, set(), detector, settings) == []
 
 
+def test_the_prescan_detector_takes_the_larger_of_its_two_looks():
+    from subextract.stages.region import prescan_detector_side
+
+    assert prescan_detector_side(replace(SETTINGS, prescan_det_side=480, prescan_retry_side=640)) == 640
+    assert prescan_detector_side(replace(SETTINGS, prescan_det_side=800, prescan_retry_side=640)) == 800
+
+
 @pytest.fixture(scope="module")
 def detector():
     from subextract.stages.ocr.rapid import RapidTextDetector
