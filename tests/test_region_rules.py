@@ -359,7 +359,7 @@ def test_keyframes_where_the_detector_found_no_text_are_looked_at_again_at_presc
 
     boxes = _second_look(looks, {0, 5}, detector, settings)
     assert seen_shapes == [(180, 240)] * 6
-    assert boxes == [TextBox(frame, 40, 200, 280, 220) for frame in (1, 2, 3, 4, 6, 7)]
+    assert boxes == [TextBox(frame, 40, 200, 280, 220, second_look=True) for frame in (1, 2, 3, 4, 6, 7)]
     assert _second_look(looks, {0, 5, 6}, detector, settings) == []  # 3 of 8 keyframes showed text
     no_larger = prescan_frames(keyframed, replace(settings, prescan_retry_side=160), 0.0, None)
     assert no_larger.retry_scale is None and _second_look(no_larger, set(), detector, settings) == []

@@ -367,8 +367,13 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
                             mask_plane=appearance.plane if appearance is not None and appearance.decoded_in_colour
                             else None,
                             frame_duration=1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration)
-    segment_settings = _with_line_strokes(settings_for(appearance, settings.segment),
-                                          strips.get(appearance.plane if appearance is not None else "y", []),
+    # Lines only the second look found are fainter or thinner than the subtitles the first look
+    # saw (a keyframe mid-fade, a half-hidden line): they set no lower bar for text than those.
+    seen_first = [not box.second_look for box in region.lines]
+    plane_strips = strips.get(appearance.plane if appearance is not None else "y", [])
+    if any(seen_first) and len(plane_strips) == len(seen_first):
+        plane_strips = [strip for strip, first in zip(plane_strips, seen_first) if first]
+    segment_settings = _with_line_strokes(settings_for(appearance, settings.segment), plane_strips,
                                           strip_scale, bands, scale)
     # Sampled frames are too far apart to follow a fade (the boundary refinement snaps those cues),
     # and a fade is measured on the OCR picture, which is not in the plane of a chroma mask.

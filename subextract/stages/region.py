@@ -11,7 +11,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -60,6 +60,7 @@ class TextBox:
     y0: float
     x1: float
     y1: float
+    second_look: bool = False  # found only by the pre-scan's second look (_second_look)
 
     @property
     def height(self) -> float:
@@ -382,7 +383,9 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
                                                and band.x <= box.centre_x <= band.x + band.width for band in fixed)]
         return Region(fixed, static, lines, line_strips(lines, frames, scale), prescan,
                       _lone_static_text(lines, static, fixed, info, settings, len(frames)))
-    rows = subtitle_rows(moving, info, settings)
+    # The second look's lines teach the appearance, but where the first look saw subtitles they
+    # place no band: fainter lines (a fade, a half-hidden line) would move its edges.
+    rows = subtitle_rows([box for box in moving if not box.second_look] or moving, info, settings)
     bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
     lines = subtitle_lines(moving, rows, info, settings)
     return Region(bands, static, lines, line_strips(lines, frames, scale), prescan,
@@ -399,8 +402,8 @@ def _second_look(prescan: PrescanFrames, seen: set[int], detector, settings: Reg
     if not prescan.retry_scale or len(seen) > settings.prescan_retry_share * len(prescan.retry):
         return []
     unseen = [index for index in range(len(prescan.retry)) if index not in seen]
-    boxes = detect_boxes([prescan.retry[index] for index in unseen], detector, prescan.retry_scale,
-                         settings.max_line_height, unseen)
+    boxes = [replace(box, second_look=True) for box in detect_boxes(
+        [prescan.retry[index] for index in unseen], detector, prescan.retry_scale, settings.max_line_height, unseen)]
     if boxes:
         logger.debug("pre-scan: %d of %d keyframes showed no text at %d px; %d lines found at %d px", len(unseen),
                      len(prescan.retry), settings.prescan_det_side, len(boxes), settings.prescan_retry_side)
