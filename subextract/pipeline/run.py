@@ -591,7 +591,8 @@ def extract(video: str | os.PathLike[str], settings: Settings | str | Sequence[s
         _standalone_detector(settings, prescan_detector_side(settings.region))
     # The recall guard looks while the OCR worker reads on its own thread: it must not call the
     # engine's models (RapidOCR keeps each call's use_det/use_rec in the instance: a read between
-    # them came back a detection only), so it gets models of its own, loaded beside the pre-scan.
+    # them came back a detection only), so it gets models of its own, loaded beside the pre-scan;
+    # their input is capped at prescan_det_side as before, not at the pre-scan's second look's side.
     guard_detector = _standalone_detector(settings) if settings.guard.enabled else detector
     scan = scan_video(video, settings, start, end, detector=detector, on_stage=stage)
     stage("reading")
