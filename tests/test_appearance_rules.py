@@ -289,3 +289,11 @@ def test_a_line_needs_min_line_strokes_to_be_the_smallest():
     assert smallest_line_strokes([(strip(240), 50, 50)], plain) == 0
     one = replace(plain, min_line_strokes=0)
     assert smallest_line_strokes(lines(strip(240, strokes=1, rows=(0, 1))), one) == 1
+
+
+@pytest.mark.parametrize("level, seen", [(210, True), (209, False)])
+def test_a_stroke_counts_for_the_style_from_contrast_min_above_its_picture(level, seen):
+    """Strokes lifted exactly contrast_min (60) above a picture at 150 are strokes; a level less,
+    and the line has none: no style is learned from it."""
+    appearance = learn_appearance({"y": lines(strip(level, around=150))}, SETTINGS)
+    assert (appearance is not None and appearance.lines == 1) is seen
