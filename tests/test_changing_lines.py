@@ -251,3 +251,41 @@ def test_a_replacement_needs_two_looks_not_three_frames_of_one_held_picture():
     segment.replaced_frames = segment.replaced_looks = 0
     segmenter._repeat = False
     assert [segmenter._track_replacement(segment, replaced, pts) for pts in (0.4, 0.44, 0.48)] == [False, False, True]
+
+
+def _held_pan(i: int, hold: int, text: str) -> np.ndarray:
+    """Frame ``i`` of footage of a lower frame rate than the video's: each picture of a pan, with a
+    bright stroke of the picture on the text's line (a crack in sunlit rock beside the last glyph),
+    held ``hold`` frames, the stroke 14 px further at each new picture (back at the tenth)."""
+    step = i // hold
+    img = with_text(background(step * hold, "panning"), text)
+    x = 410 + 14 * (step % 10)
+    stroke = np.array([(x, 54), (x + 6, 40), (x + 12, 50), (x + 18, 36)], np.int32)
+    cv2.polylines(img, [stroke], False, 10, 6)
+    cv2.polylines(img, [stroke], False, 245, 2)
+    return img
+
+
+@pytest.mark.parametrize("hold", [2, 3])
+def test_a_stroke_stepping_beside_the_text_in_held_pictures_changes_no_glyph(hold):
+    """Each new picture loses the stroke at one place of the line and shows it at the next, and its
+    repeats confirm that: three frames of one held picture are one look, and the next picture
+    moved the stroke again (the held-out Thai over rock was split at every step, 0.12 s)."""
+    frames = [(pts, _held_pan(i, hold, "SCENE 11")) for i, pts in enumerate(times(60))]
+    assert [(s.start, s.end) for s in segments_of(frames, end=2.4)] == [(0.0, 2.4)]
+
+
+@pytest.mark.parametrize("hold", [2, 3])
+def test_a_glyph_changed_with_a_new_held_picture_splits_on_its_frame(hold):
+    """The counter changes on the frame a new picture comes (each picture, flat, brighter or darker
+    than the one before: every pixel changes): its repeats are no looks, so the frames confirming
+    the change run on to the next picture, and the split is on the change's own frame."""
+    change, t = 30, times(75)
+
+    def picture(i: int) -> np.ndarray:
+        step = i // hold
+        return with_text(np.full((80, 640), 80 + 16 * (step % 2), np.uint8), "SCENE 12" if i >= change else "SCENE 11")
+
+    segments = segments_of([(pts, picture(i)) for i, pts in enumerate(t)], end=3.0)
+    assert [(s.start, s.end) for s in segments] == [(t[0], t[change]), (t[change], 3.0)]
+    assert segments[1].text_changed and segments[1].before_start == t[change - 1]

@@ -107,6 +107,7 @@ class _Analysed:
     pts: float
     band: np.ndarray
     mask: np.ndarray
+    look: bool = True  # no repeat of a moved picture (Segmenter._repeats_moved_picture)
 
 
 @dataclass
@@ -119,6 +120,8 @@ class _OpenSegment:
     frames: int = 0  # frames that voted
     # The latest frames, held back from the keeper until no line can have been added in them.
     recent: deque[_Analysed] = field(default_factory=deque)
+    # ... and a few more, for a glyph change confirmed by looks (_glyph_replaced).
+    glyph_window: deque[_Analysed] = field(default_factory=deque)
     gain: np.ndarray | None = None  # a line's worth of strokes added since ``gain_start``, present ever since
     gain_start: float = 0.0
     gain_before: float | None = None  # PTS of the frame before gain_start
@@ -342,7 +345,7 @@ class Segmenter:
                 opened.after_gap = True
             # The text that went on (or its successor in the guard's area) keeps its own test;
             # text that starts here is seen by the mask's.
-            self._add(opened, _Analysed(pts, band, mask if opened.boost is not None else plain))
+            self._add(opened, _Analysed(pts, band, mask if opened.boost is not None else plain, not self._repeat))
             if opened.frames == self.settings.confirm_frames:
                 self._trim_start(opened)
                 if opened.after_gap:
@@ -472,6 +475,9 @@ class Segmenter:
         segment.recent.append(frame)
         while len(segment.recent) > self.settings.confirm_frames:
             segment.keeper.offer(segment.recent.popleft().band)
+        segment.glyph_window.append(frame)
+        while len(segment.glyph_window) > 2 * self.settings.confirm_frames:
+            segment.glyph_window.popleft()
 
     def _split_at(self, segment: _OpenSegment, start: float, before: float | None,
                   text_changed: bool = False) -> Iterator[Segment]:
@@ -585,18 +591,26 @@ class Segmenter:
 
     def _glyph_replaced(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> tuple[float, float] | None:
         """(the first frame's PTS, the PTS of the frame before it) when this frame and the ones
-        before it (``confirm_frames`` in all) changed a glyph of the core at one place since the
-        frame before them (``glyph_replaced``): a line replaced by one that differs in a character
-        or two (a counter, a name before each line) loses too few strokes for the other tests."""
-        count = self.settings.confirm_frames - 1
-        frames = list(segment.recent)[-count - 1:]
-        if len(frames) < count + 1:
+        before it (``confirm_frames`` in all, two looks among them at least, as for
+        ``_track_replacement``) changed a glyph of the core at one place since the frame before them
+        (``glyph_replaced``): a line replaced by one that differs in a character or two (a counter,
+        a name before each line) loses too few strokes for the other tests. Repeats of a held
+        picture lengthen the frames taken: over sunlit rock in footage holding each picture three
+        frames, a step of the pan and its two repeats "changed a glyph" every 0.12 s."""
+        needed = min(_REPLACEMENT_LOOKS, self.settings.confirm_frames)
+        earlier = list(segment.glyph_window)
+        confirming, looks = [mask], int(not self._repeat)
+        while earlier and (len(confirming) < self.settings.confirm_frames or looks < needed):
+            frame = earlier.pop()
+            confirming.insert(0, frame.mask)
+            looks += frame.look
+        if not earlier or looks < needed or len(confirming) < self.settings.confirm_frames:
             return None
         lines = dense_lines_holding(segment.core, self._min_pixels(segment.core), self.settings.min_line_density)
-        if not glyph_replaced(segment.core, frames[0].mask, [*(frame.mask for frame in frames[1:]), mask],
-                              self.settings.repeat_glyph_change, lines):
+        if not glyph_replaced(segment.core, earlier[-1].mask, confirming, self.settings.repeat_glyph_change, lines):
             return None
-        return (frames[1].pts, frames[0].pts) if count else (pts, frames[0].pts)
+        first = segment.glyph_window[len(earlier)].pts if len(confirming) > 1 else pts
+        return first, earlier[-1].pts
 
     def _ring(self, core: np.ndarray) -> np.ndarray:
         return cv2.dilate(core.view(np.uint8), BESIDE).view(bool) & ~core
