@@ -158,6 +158,17 @@ def test_a_line_seen_once_makes_a_zone_only_near_the_top_or_bottom():
     assert subtitle_rows([line_at(0, 300), line_at(1, 300)], INFO, settings) == [(300, 340, 40)]  # twice: anywhere
 
 
+def test_a_glyph_sized_box_seen_once_makes_no_zone_even_near_the_edge():
+    """A box narrower than two line heights, in one keyframe, is most often a piece of the picture
+    (a crack in sunlit rock made a top band, read 50 times for nothing); seen in two, or beside a
+    line's box, it counts."""
+    glyph = line_at(0, 40, x0=620, x1=699)  # 79 px: just under two heights of 40
+    assert subtitle_rows([glyph], INFO, SETTINGS) == []
+    assert subtitle_rows([line_at(0, 40, x0=620, x1=700)], INFO, SETTINGS) == [(40, 80, 40)]
+    assert subtitle_rows([glyph, line_at(1, 40, x0=620, x1=699)], INFO, SETTINGS) == [(40, 80, 40)]
+    assert subtitle_rows([glyph, line_at(0, 60)], INFO, SETTINGS) == [(40, 100, 40)]
+
+
 def test_the_two_best_supported_zones_are_kept_down_to_three_tenths_of_the_best():
     bottom = [line_at(frame, 640) for frame in range(10)]
     top = [line_at(frame, 40) for frame in range(3)]

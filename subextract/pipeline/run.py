@@ -37,7 +37,7 @@ from subextract.stages.language import LanguageFilter, detect_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
-from subextract.stages.region import (MIN_LINE_GLYPHS, Region, TextBox, find_bands, line_strips,
+from subextract.stages.region import (Region, TextBox, find_bands, line_strips,
                                       prescan_detector_side, prescan_frames)
 from subextract.stages.guard import RecallGuard
 from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, scaled_size, yuv_to_bgr
@@ -335,7 +335,7 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
                         analysis_scale=min(1.0, settings.segment.analysis_width / info.width))
     bands, static = region.bands, region.static
     strips, strip_scale = _strips_by_plane(region)
-    glyph_sized = [box.x1 - box.x0 < MIN_LINE_GLYPHS * box.height for box in region.lines]
+    glyph_sized = [box.glyph_sized for box in region.lines]
     appearance = learn_appearance(strips, settings.segment, glyph_sized)
     finer = _finer_width(settings.segment, info.width)
     thin = finer is not None and _thin_lines(strips, appearance, settings.segment)

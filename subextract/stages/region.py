@@ -74,6 +74,11 @@ class TextBox:
     def centre_y(self) -> float:
         return (self.y0 + self.y1) / 2
 
+    @property
+    def glyph_sized(self) -> bool:
+        """Narrower than a line (MIN_LINE_GLYPHS line heights)."""
+        return self.x1 - self.x0 < MIN_LINE_GLYPHS * self.height
+
     def iou(self, other: "TextBox") -> float:
         ix = max(0.0, min(self.x1, other.x1) - max(self.x0, other.x0))
         iy = max(0.0, min(self.y1, other.y1) - max(self.y0, other.y0))
@@ -304,7 +309,10 @@ def subtitle_rows(boxes: Sequence[TextBox], info: VideoInfo, settings: RegionSet
             zone.append(box)
         else:
             zones.append([box])
-    supported = [z for z in zones if len({b.frame for b in z}) >= 2 or _near_edge(z, info, settings.edge_zone)]
+    # Seen in one keyframe, a zone is a line near the top or bottom: a glyph-sized box seen once is
+    # most often a piece of the picture (a crack in sunlit rock made a top band read 50 times).
+    supported = [z for z in zones if len({b.frame for b in z}) >= 2
+                 or (_near_edge(z, info, settings.edge_zone) and not all(b.glyph_sized for b in z))]
     supported.sort(key=lambda z: -len({b.frame for b in z}))
     if not supported:
         return []
