@@ -287,7 +287,7 @@ def test_the_mask_hash_tells_masks_apart_and_keeps_one_mask_one_hash():
 def test_fading_out_keeps_every_line_partly_and_brings_almost_nothing_new():
     core = strokes((60, 400), (100, 5, 300, 25), (100, 35, 300, 55), step=2)  # two lines, 2000 pixels each
     kept = core.copy()
-    kept[:, 140:] = False  # each line keeps its left fifth: 400 of 2000
+    kept[:, 1::5] = kept[:, 2::5] = kept[:, 3::5] = kept[:, 4::5] = False  # a fifth of each line, all along it: 400 of 2000
     assert fading_out(core, kept, 0.1, 0.2)
     assert not fading_out(core, kept, 0.1, 0.21)
     one_line = kept.copy()
@@ -298,6 +298,18 @@ def test_fading_out_keeps_every_line_partly_and_brings_almost_nothing_new():
     assert fading_out(core, new, 1 / 3, 0.2) and not fading_out(core, new, 0.33, 0.2)
     assert not fading_out(core, np.zeros_like(core), 0.1, 0.0)
     assert not fading_out(np.zeros_like(core), kept, 1.0, 0.0)  # no line to keep
+
+
+def test_a_line_keeping_its_strokes_in_one_place_is_not_fading():
+    """A fade dims every glyph alike; text gone from beside a still bright thing of the picture
+    that touched its line (a sheet on a lawn) keeps that thing's strokes in one third of it."""
+    core = strokes((60, 400), (100, 5, 300, 25), step=2)  # thirds: columns 100-166, 167-233, 234-299
+    left = core.copy()
+    left[:, 167:] = False  # a third of the line's strokes, all in its first third
+    assert not fading_out(core, left, 0.1, 0.2)
+    two = core.copy()
+    two[:, 140:234] = False  # the first third keeps 20 of its 34 stroke columns, the last all
+    assert fading_out(core, two, 0.1, 0.2)
 
 
 # --------------------------------------------------------------------------------------------

@@ -197,16 +197,29 @@ def exact_lost_share(core: np.ndarray, mask: np.ndarray) -> float:
 
 def fading_out(core: np.ndarray, mask: np.ndarray, max_new_share: float, min_line_share: float) -> bool:
     """Whether ``mask`` is the core's text fading: (almost) no strokes of its own, and every line of
-    the core still partly there. A line taken away (a two-line cue becoming one) keeps none of
-    its strokes; new text brings strokes of its own."""
+    the core still partly there, along its length (``_kept_along``). A line taken away (a two-line
+    cue becoming one) keeps none of its strokes; new text brings strokes of its own."""
     count = np.count_nonzero(mask)
     if count == 0 or np.count_nonzero(added_strokes(core, mask)) > max_new_share * count:
         return False
     kept = core & cv2.dilate(mask.view(np.uint8), TOLERANCE).view(bool)
     boxes = line_boxes(core, core.shape)
-    return bool(boxes) and all(
-        np.count_nonzero(kept[y0:y1, x0:x1]) >= min_line_share * np.count_nonzero(core[y0:y1, x0:x1])
-        for x0, y0, x1, y1 in boxes)
+    return bool(boxes) and all(_kept_along(core[y0:y1, x0:x1], kept[y0:y1, x0:x1], min_line_share)
+                               for x0, y0, x1, y1 in boxes)
+
+
+def _kept_along(line: np.ndarray, kept: np.ndarray, share: float) -> bool:
+    """Whether a line keeps ``share`` of its strokes, and half as much of them in two of its thirds
+    at least (or in each third that has strokes, where fewer have). A fade dims every glyph alike;
+    text gone from beside a still bright thing of the picture that touched its line (a sheet on a
+    lawn) keeps that thing's strokes in one place: a third of the core, and the cue after the gap
+    was taken for the same text still fading."""
+    if np.count_nonzero(kept) < share * np.count_nonzero(line):
+        return False
+    thirds = [(np.count_nonzero(part_kept), np.count_nonzero(part))
+              for part_kept, part in zip(np.array_split(kept, 3, axis=1), np.array_split(line, 3, axis=1))]
+    with_strokes = sum(total > 0 for _, total in thirds)
+    return sum(total > 0 and held >= share / 2 * total for held, total in thirds) >= min(2, with_strokes)
 
 
 def added_strokes(core: np.ndarray, mask: np.ndarray) -> np.ndarray:
