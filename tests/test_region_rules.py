@@ -17,8 +17,8 @@ from conftest import EN_CUES, run_ffmpeg
 from subextract.config import load_settings
 from subextract.errors import SubextractError
 from subextract.schema import Band, VideoInfo
-from subextract.stages.region import (TextBox, UserBox, bands_from_rows, detect_boxes, find_bands, fixed_bands,
-                                      line_strips, prescan_frames, split_static, subtitle_lines, subtitle_rows,
+from subextract.stages.region import (TextBox, UserBox, band_and_line_rows, bands_from_rows, detect_boxes,
+                                      find_bands, fixed_bands, line_strips, prescan_frames, split_static, subtitle_lines, subtitle_rows,
                                       user_box)
 
 SETTINGS = load_settings().region
@@ -457,3 +457,34 @@ def test_a_flat_crop_correlates_with_nothing_whichever_side_it_is():
     flat = np.full((20, 40), 3.0, np.float32)
     assert _correlation(edges, flat) == 0.0 and _correlation(flat, edges) == 0.0 and _correlation(flat, flat) == 0.0
     assert _correlation(edges, edges) == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# The second look's lines: subtitle lines, but no band edges and no lower bar of their own
+# --------------------------------------------------------------------------------------------
+
+def test_the_second_looks_lines_are_subtitles_where_all_rows_say_so_but_place_no_band():
+    """The first look saw one line of small text at 640-660; the second look saw the others, up to
+    18 rows higher or lower: the band stays the first look's, the lines are all five."""
+    first = [line_at(0, 640, height=20)]
+    second = [replace(line_at(frame, y, height=20), second_look=True) for frame, y in
+              ((1, 622), (2, 626), (3, 654), (4, 658))]
+    band_rows, rows = band_and_line_rows(first + second, INFO, SETTINGS)
+    assert band_rows == [(640, 660, 20)] and rows == [(622, 678, 20)]
+    assert len(subtitle_lines(first + second, rows, INFO, SETTINGS)) == 5
+    assert len(subtitle_lines(first + second, band_rows, INFO, SETTINGS)) == 1  # centred inside 640-660: the first look's alone
+    assert band_and_line_rows(second, INFO, SETTINGS) == (rows := subtitle_rows(second, INFO, SETTINGS), rows)
+    assert band_and_line_rows(first, INFO, SETTINGS) == ([(640, 660, 20)], [(640, 660, 20)])
+
+
+def test_the_second_looks_lines_set_the_lower_bar_only_where_the_first_looks_set_none():
+    from subextract.pipeline.run import _bar_setting_strips
+    from test_appearance_rules import SETTINGS as SEGMENT, lines, strip
+    plain = replace(SEGMENT, dark_max=255)
+    strips = lines(strip(240), strip(240, strokes=10))  # 320 and 160 stroke pixels
+    firsts = [line_at(0, 640), replace(line_at(1, 640), second_look=True)]
+    assert _bar_setting_strips(strips, firsts, plain) == strips[:1]  # the faint second-look line sets no bar
+    cut = lines(strip(240, strokes=2), strip(240, strokes=10))  # the first look's line: 32 pixels, under 40
+    assert _bar_setting_strips(cut, firsts, plain) == cut
+    assert _bar_setting_strips(strips, [line_at(0, 640), line_at(1, 640)], plain) == strips
+    assert _bar_setting_strips(strips, firsts[:1], plain) == strips  # strips and lines that do not pair

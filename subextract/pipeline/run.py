@@ -367,13 +367,9 @@ def scan_video(video: str, settings: Settings, start: float = 0.0, end: float | 
                             mask_plane=appearance.plane if appearance is not None and appearance.decoded_in_colour
                             else None,
                             frame_duration=1.0 / settings.sample.fps if settings.sample.fps else info.frame_duration)
-    # Lines only the second look found are fainter or thinner than the subtitles the first look
-    # saw (a keyframe mid-fade, a half-hidden line): they set no lower bar for text than those.
-    seen_first = [not box.second_look for box in region.lines]
     plane_strips = strips.get(appearance.plane if appearance is not None else "y", [])
-    if any(seen_first) and len(plane_strips) == len(seen_first):
-        plane_strips = [strip for strip, first in zip(plane_strips, seen_first) if first]
-    segment_settings = _with_line_strokes(settings_for(appearance, settings.segment), plane_strips,
+    styled = settings_for(appearance, settings.segment)
+    segment_settings = _with_line_strokes(styled, _bar_setting_strips(plane_strips, region.lines, styled),
                                           strip_scale, bands, scale)
     # Sampled frames are too far apart to follow a fade (the boundary refinement snaps those cues),
     # and a fade is measured on the OCR picture, which is not in the plane of a chroma mask.
@@ -688,6 +684,20 @@ def _with_line_strokes(settings: SegmentSettings, strips: Sequence[LineStrip], s
     strokes = smallest_line_strokes(strips, settings)
     logger.info("subtitle lines: the smallest fills %d stroke pixels at analysis size", strokes)
     return replace(settings, line_strokes=strokes)
+
+
+def _bar_setting_strips(strips: Sequence[LineStrip], lines: Sequence[TextBox],
+                        settings: SegmentSettings) -> Sequence[LineStrip]:
+    """The strips (of ``lines``, in order) whose smallest line sets the lower bar for text. Lines
+    only the pre-scan's second look found are fainter or thinner than the subtitles the first
+    look saw (a keyframe mid-fade, a half-hidden line): they set no lower bar than those, where
+    one of those counts (``smallest_line_strokes``'s floors). Small plain text at 480p: the first
+    look's one line, cut short by the detector, kept too few strokes to count, and the first cue
+    started 1.4 s late without a bar."""
+    first_look = [strip for strip, box in zip(strips, lines) if not box.second_look]
+    if len(strips) != len(lines) or not first_look or len(first_look) == len(strips):
+        return strips
+    return first_look if smallest_line_strokes(first_look, settings) else strips
 
 
 def _strips_by_plane(region: Region) -> tuple[dict[str, list[LineStrip]], float | None]:

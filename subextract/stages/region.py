@@ -391,13 +391,23 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
                                                and band.x <= box.centre_x <= band.x + band.width for band in fixed)]
         return Region(fixed, static, lines, line_strips(lines, frames, scale), prescan,
                       _lone_static_text(lines, static, fixed, info, settings, len(frames)))
-    # The second look's lines teach the appearance, but where the first look saw subtitles they
-    # place no band: fainter lines (a fade, a half-hidden line) would move its edges.
-    rows = subtitle_rows([box for box in moving if not box.second_look] or moving, info, settings)
-    bands = bands_from_rows(rows, info, settings) if rows else [_edge_band(info, settings, "bottom")]
+    band_rows, rows = band_and_line_rows(moving, info, settings)
+    bands = bands_from_rows(band_rows, info, settings) if band_rows else [_edge_band(info, settings, "bottom")]
     lines = subtitle_lines(moving, rows, info, settings)
     return Region(bands, static, lines, line_strips(lines, frames, scale), prescan,
                   _lone_static_text(lines, static, bands, info, settings, len(frames)))
+
+
+def band_and_line_rows(moving: Sequence[TextBox], info: VideoInfo, settings: RegionSettings):
+    """(the rows that place the bands, the rows whose lines are the subtitles'). The second look's
+    lines teach the appearance, but where the first look saw subtitles they place no band: fainter
+    lines (a fade, a half-hidden line) would move its edges. They are subtitle lines where all
+    lines' rows say so: the first look's one line of small text at 480p made a row too narrow for
+    the others, and the appearance lost one line of five."""
+    rows = subtitle_rows(moving, info, settings)
+    if not any(box.second_look for box in moving):
+        return rows, rows
+    return subtitle_rows([box for box in moving if not box.second_look], info, settings) or rows, rows
 
 
 def _second_look(prescan: PrescanFrames, seen: set[int], detector, settings: RegionSettings) -> list[TextBox]:
