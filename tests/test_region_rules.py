@@ -18,8 +18,8 @@ from subextract.config import load_settings
 from subextract.errors import SubextractError
 from subextract.schema import Band, VideoInfo
 from subextract.stages.region import (TextBox, UserBox, band_and_line_rows, bands_from_rows, detect_boxes,
-                                      find_bands, fixed_bands, line_strips, prescan_frames, split_static, subtitle_lines, subtitle_rows,
-                                      user_box)
+                                      find_bands, fixed_bands, line_strips, prescan_frames, split_static,
+                                      subtitle_lines, subtitle_rows, user_box)
 
 SETTINGS = load_settings().region
 FONT = cv2.FONT_HERSHEY_SIMPLEX
