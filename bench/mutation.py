@@ -217,6 +217,23 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
          'extension = os.path.splitext(path or "")[1].lower().lstrip("XX.XX") if path and path != "-" else ""'):
             "the extension is lower-cased first: it holds no X to strip",
     },
+    "subextract/stages/appearance.py": {
+        ("kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (settings.stroke_kernel, settings.stroke_kernel))",
+         "kernel = cv2.getStructuringElement(None, (settings.stroke_kernel, settings.stroke_kernel))"):
+            "OpenCV reads None as 0 for the shape, and cv2.MORPH_RECT is 0: the same square",
+        **{('luma, blue, red = strips.get("y", ()), strips.get("u", ()), strips.get("v", ())',
+            f'luma, blue, red = strips.get("y", {default}), strips.get("u", ()), strips.get("v", ())'):
+           "without a luma plane luma is read once, by `not luma`: None is as false as ()" for default in ("None", "")},
+        ("small = list(glyph_sized) + [False] * (len(strips[plane]) - len(glyph_sized))",
+         "small = list(glyph_sized) + [False] * (len(strips[plane]) + len(glyph_sized))"):
+            "zip stops at the plane's lines: the flags padded beyond them are never read",
+        ("boxes = line_boxes(mask, mask.shape, pad=False) if x1 > x0 else ()",
+         "boxes = line_boxes(mask, mask.shape, pad=None) if x1 > x0 else ()"): _NONE_FALSE,
+        ("contrast_min = int(np.clip(appearance.lift // 2, settings.plane_noise_floor, settings.contrast_min))",
+         "contrast_min = int(np.clip(appearance.lift / 2, settings.plane_noise_floor, settings.contrast_min))"):
+            "the bounds are whole numbers and int() drops the half of a non-negative lift as // does (a negative "
+            "one is clipped to the floor, 0 or more, either way)",
+    },
     "subextract/stages/region.py": {
         **{("with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:",
             f"with ThreadPoolExecutor(max_workers={workers}) as pool:"):
