@@ -7,6 +7,7 @@ decode and the whole search run once on a short video made with FFmpeg, with the
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 import cv2
@@ -82,6 +83,23 @@ def test_a_bad_region_is_refused_with_its_reason(mode, words):
         user_box(mode, "--zone")
 
 
+def test_a_bad_region_s_message_names_the_option_and_what_is_accepted():
+    with pytest.raises(SubextractError) as shape:
+        user_box("middle")
+    assert str(shape.value) == ("--region 'middle': expected auto, bottom, top or X,Y,W,H (pixels, fractions such "
+                                "as 0,0.8,1,0.2, or percentages such as 0%,80%,100%,20%)")
+    with pytest.raises(SubextractError) as outside:
+        user_box("0,0.8,1,0.3")
+    assert str(outside.value) == ("--region '0,0.8,1,0.3': a box in shares of the picture must lie inside it (each "
+                                  "value 0-1 or 0%-100%, X+W and Y+H at most 1)")
+
+
+def test_a_fraction_in_any_value_makes_the_box_shares():
+    assert user_box("0,0.5,1,0") == UserBox(0, 0.5, 1, 0, relative=True)
+    assert user_box("0,0,0.5,1") == UserBox(0, 0, 0.5, 1, relative=True)
+    assert user_box("0,0,1,1") == UserBox(0, 0, 1, 1, relative=False)  # pixels
+
+
 def test_the_user_s_bands_lie_inside_the_picture():
     assert fixed_bands("auto", INFO, SETTINGS) is None
     assert fixed_bands("bottom", INFO, SETTINGS) == [Band(0, 540, 1280, 180, "bottom")]
@@ -119,6 +137,28 @@ def test_detected_boxes_are_scaled_back_and_shapes_no_line_has_are_dropped():
     assert boxes == [TextBox(0, 200, 600, 600, 680), TextBox(0, 200, 200, 308, 308), TextBox(1, 20, 20, 84, 100)]
 
 
+def test_a_box_is_cut_from_the_frame_at_its_scale_and_at_least_2_pixels_each_way():
+    from subextract.stages.region import _crop
+
+    frame = np.arange(360 * 640, dtype=np.uint32).reshape(360, 640)
+    assert np.array_equal(_crop(frame, TextBox(0, 100, 50, 300, 90), 0.5), frame[25:45, 50:150])
+    assert np.array_equal(_crop(frame, TextBox(0, 100, 50, 100.5, 50), 0.5), frame[25:27, 50:52])  # a sliver
+
+
+def test_a_box_s_edges_are_the_gradient_magnitude_across_and_along():
+    """A line of 100 one pixel wide: Sobel's first derivative (x4) on both sides of it, 0 on it,
+    whether the line runs down or across the box."""
+    from subextract.stages.region import _edges
+
+    frame = np.zeros((20, 20), np.uint8)
+    frame[:, 10] = 100
+    profile = np.zeros(20, np.float32)
+    profile[[9, 11]] = 400
+    box = TextBox(0, 0, 0, 20, 20)
+    assert np.array_equal(_edges(frame, box, 1.0)[5], profile)
+    assert np.array_equal(_edges(frame.T.copy(), box, 1.0)[:, 5], profile)
+
+
 # --------------------------------------------------------------------------------------------
 # Where subtitles recur
 # --------------------------------------------------------------------------------------------
@@ -140,6 +180,8 @@ def test_a_line_off_the_centre_is_no_subtitle():
     off = [line_at(0, 600, x0=441 + tolerance, x1=841 + tolerance), line_at(1, 600, x0=441 + tolerance,
                                                                              x1=841 + tolerance)]
     assert subtitle_rows(off, INFO, SETTINGS) == []
+    mid_height = [line_at(frame, 300, x0=440 + tolerance, x1=840 + tolerance) for frame in (0, 1)]
+    assert subtitle_rows(mid_height, INFO, SETTINGS) == [(300, 340, 40)]  # far from an edge, seen twice
 
 
 def test_stacked_lines_join_while_the_gap_is_under_a_line_height():
@@ -177,6 +219,8 @@ def test_the_two_best_supported_zones_are_kept_down_to_three_tenths_of_the_best(
     assert subtitle_rows(bottom + top[:2], INFO, SETTINGS) == [(640, 680, 40)]
     assert subtitle_rows(middle + bottom[:6], INFO, SETTINGS) == [(640, 680, 40), (340, 380, 40)]
     assert subtitle_rows(bottom + bottom[:4], INFO, SETTINGS) == [(640, 680, 40)]  # frames, not boxes, count
+    middle = [line_at(frame, 340) for frame in range(3)]  # three zones: the third best is left out
+    assert subtitle_rows(bottom + top + middle, INFO, SETTINGS) == [(640, 680, 40), (40, 80, 40)]
 
 
 def test_a_band_reaches_the_edge_its_lines_sit_near_and_grows_towards_the_centre():
@@ -191,12 +235,17 @@ def test_a_band_reaches_the_edge_its_lines_sit_near_and_grows_towards_the_centre
     assert bands_from_rows([(335, 360, 10)], INFO, SETTINGS) == [Band(0, 0, 1280, 380, "top")]  # middle 347.5
     assert bands_from_rows([(350, 371, 10)], INFO, SETTINGS) == [Band(0, 330, 1280, 390, "bottom")]  # 360.5
     assert bands_from_rows([(2, 6, 2)], INFO, SETTINGS) == [Band(0, 0, 1280, 16, "top")]  # at least 16 rows
+    # a zone centred on the middle row (360) is a top one; its band ends at row 339 + 6 + 13 + 1 = 401, made even
+    assert bands_from_rows([(339, 381, 10)], INFO, SETTINGS) == [Band(0, 0, 1280, 400, "top")]
 
 
 def test_subtitle_lines_are_the_centred_lines_inside_a_zone():
     rows = [(600, 680, 40)]
-    inside = [line_at(0, 580), line_at(1, 660)]  # centres 600 and 680: on the zone's edges
-    outside = [line_at(2, 579), line_at(3, 661), line_at(4, 620, x0=700, x1=1100)]
+    tolerance = SETTINGS.centre_tolerance * INFO.width  # 256 pixels
+    inside = [line_at(0, 580), line_at(1, 660),  # centres 600 and 680: on the zone's edges
+              line_at(5, 620, x0=440 + tolerance, x1=840 + tolerance), line_at(6, 620, x0=440 - tolerance,
+                                                                                x1=840 - tolerance)]
+    outside = [line_at(2, 579), line_at(3, 661), line_at(4, 620, x0=441 + tolerance, x1=841 + tolerance)]
     assert subtitle_lines(inside + outside, rows, INFO, SETTINGS) == inside
 
 
@@ -207,6 +256,9 @@ def test_a_line_strip_is_the_line_and_half_its_height_around_it_at_the_frames_sc
     assert np.array_equal(strip, frame[290:331])  # rows (601 - 20) / 2 = 290.5 to (641 + 20) / 2 + 1
     (strip, _, _), = line_strips([TextBox(0, 441, 0, 839, 40)], [frame], 0.5)
     assert strip.shape[0] == 31  # from the top row: nothing above it
+    portrait = np.arange(640 * 360, dtype=np.uint32).reshape(640, 360)  # taller than wide
+    (strip, _, _), = line_strips([TextBox(0, 100, 1000, 600, 1040)], [portrait], 0.5)
+    assert np.array_equal(strip, portrait[490:531])
 
 
 # --------------------------------------------------------------------------------------------
@@ -270,6 +322,14 @@ def test_blank_crops_do_not_match():
     boxes = [TextBox(i, 10, 10, 90, 40) for i in range(3)]
     static, moving = split_static(boxes, frames, 1.0, SETTINGS)
     assert static == [] and len(moving) == 3
+
+
+def test_a_box_over_a_flat_picture_seen_once_is_no_logo():
+    """Seen in one frame of three, the detector saw nothing at its place in the others: with no
+    strokes in the box, none can still stand out there."""
+    frames = [np.full((100, 200), 80, np.uint8) for _ in range(3)]
+    box = TextBox(0, 10, 10, 90, 40)
+    assert split_static([box], frames, 1.0, SETTINGS) == ([], [box])
 
 
 def _translucent_logo_frame(index: int) -> tuple[np.ndarray, list[TextBox]]:
@@ -374,6 +434,19 @@ def test_keyframes_where_the_detector_found_no_text_are_looked_at_again_at_presc
     assert _second_look(looks, {0, 5, 6}, detector, settings) == []  # 3 of 8 keyframes showed text
     no_larger = prescan_frames(keyframed, replace(settings, prescan_retry_side=160), 0.0, None)
     assert no_larger.retry_scale is None and _second_look(no_larger, set(), detector, settings) == []
+
+
+def test_the_second_look_says_what_it_found(caplog):
+    from subextract.stages.region import PrescanFrames, _second_look
+
+    settings = replace(SETTINGS, prescan_det_side=160, prescan_retry_side=240, prescan_retry_share=0.25)
+    looks = PrescanFrames([np.zeros((120, 160), np.uint8)] * 8, retry=[np.zeros((180, 240), np.uint8)] * 8,
+                          retry_scale=0.75)
+    with caplog.at_level(logging.DEBUG, logger="subextract.stages.region"):
+        boxes = _second_look(looks, {0, 5}, lambda picture: [(30, 150, 210, 165)], settings)
+    assert len(boxes) == 6
+    assert [record.getMessage() for record in caplog.records] == [
+        "pre-scan: 6 of 8 keyframes showed no text at 160 px; 6 lines found at 240 px"]
 
 
 def test_the_prescan_detector_takes_the_larger_of_its_two_looks():
