@@ -240,6 +240,16 @@ EQUIVALENT: dict[str, dict[tuple[str, str], str]] = {
            "how many threads run the detector: pool.map returns the boxes in frame order whatever the count"
            for workers in ("None", "min(5, os.cpu_count() or 1)", "min(4, os.cpu_count() and 1)",
                            "min(4, os.cpu_count() or 2)")},
+        **{("return np.hypot(cv2.Sobel(crop, cv2.CV_32F, 1, 0), cv2.Sobel(crop, cv2.CV_32F, 0, 1))", mutant):
+           "OpenCV reads None as 0 for a derivative's order: the same gradient" for mutant in (
+               "return np.hypot(cv2.Sobel(crop, cv2.CV_32F, 1, None), cv2.Sobel(crop, cv2.CV_32F, 0, 1))",
+               "return np.hypot(cv2.Sobel(crop, cv2.CV_32F, 1, 0), cv2.Sobel(crop, cv2.CV_32F, None, 1))")},
+        ('y0 = 0 if label == "top" else max(0, int(top - pad - growth)) // 2 * 2',
+         'y0 = 0 if label == "top" else max(1, int(top - pad - growth)) // 2 * 2'):
+            "made even, 1 is 0 as well",
+        ("if not glyph.any() or not ring.any():", "if not glyph.any() and not ring.any():"):
+            "the ring comes from the glyph dilated, so it is empty with it; glyphs with no ring give a NaN margin, "
+            "which split_static reads only through margin > 0, false for NaN as for 0",
     },
     "subextract/stages/source.py": {
         ('value = os.environ.get("SUBEXTRACT_READ_TIMEOUT", "")',
