@@ -310,6 +310,13 @@ def test_a_line_keeping_its_strokes_in_one_place_is_not_fading():
     two = core.copy()
     two[:, 140:234] = False  # the first third keeps 20 of its 34 stroke columns, the last all
     assert fading_out(core, two, 0.1, 0.2)
+    # The line's box runs over columns 88-310 (padded): thirds 88-162, 163-236 and 237-310, of 32,
+    # 37 and 31 stroke columns. The first third keeps all; the second must keep half the share
+    # (10 %: 3.7 columns) for a fade.
+    for kept_columns, fading in ((4, True), (3, False)):
+        spread = core.copy()
+        spread[:, 163 + 2 * kept_columns:] = False
+        assert fading_out(core, spread, 0.1, 0.2) is fading
 
 
 # --------------------------------------------------------------------------------------------
