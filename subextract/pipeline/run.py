@@ -37,8 +37,7 @@ from subextract.stages.language import LanguageFilter, detect_language
 from subextract.stages.ocr import OcrEngine, OcrFailure, engine_traits, set_up
 from subextract.stages.ocr_fixes import fix_common_errors
 from subextract.stages.probe import probe
-from subextract.stages.region import (Region, TextBox, find_bands, line_strips,
-                                      prescan_detector_side, prescan_frames)
+from subextract.stages.region import Region, TextBox, find_bands, line_strips, prescan_detector_side, prescan_frames
 from subextract.stages.guard import RecallGuard
 from subextract.stages.sample import DecodeReport, DecodeRequest, decode_frames, scaled_size, yuv_to_bgr
 from subextract.stages.mask import exact_lost_share, glyph_changed, mask_difference

@@ -28,6 +28,9 @@ logger = logging.getLogger(__name__)
 # high): a narrower box the detector returns is mostly a glyph-like thing of the picture.
 MIN_LINE_GLYPHS = 2
 
+# (top, bottom, median line height) of each zone where subtitle lines recur, in picture pixels.
+Rows = list[tuple[float, float, float]]
+
 _BOX_PART = r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(%?)\s*"
 _BOX = re.compile(rf"^{_BOX_PART},{_BOX_PART},{_BOX_PART},{_BOX_PART}$")
 _GLYPH_WINDOW_ENERGY = 0.25  # glyph windows with less edge than this share of the mean window's are gaps between words
@@ -298,7 +301,7 @@ def split_static(boxes: Sequence[TextBox], frames: Sequence[np.ndarray], scale: 
     return static, moving
 
 
-def subtitle_rows(boxes: Sequence[TextBox], info: VideoInfo, settings: RegionSettings) -> list[tuple[float, float]]:
+def subtitle_rows(boxes: Sequence[TextBox], info: VideoInfo, settings: RegionSettings) -> Rows:
     """Vertical extents of the zones where centred text recurs, most supported first."""
     centred = [b for b in boxes if abs(b.centre_x - info.width / 2) <= settings.centre_tolerance * info.width]
     zones: list[list[TextBox]] = []
@@ -398,7 +401,7 @@ def find_bands(info: VideoInfo, settings: RegionSettings, detector: Callable[[],
                   _lone_static_text(lines, static, bands, info, settings, len(frames)))
 
 
-def band_and_line_rows(moving: Sequence[TextBox], info: VideoInfo, settings: RegionSettings):
+def band_and_line_rows(moving: Sequence[TextBox], info: VideoInfo, settings: RegionSettings) -> tuple[Rows, Rows]:
     """(the rows that place the bands, the rows whose lines are the subtitles'). The second look's
     lines teach the appearance, but where the first look saw subtitles they place no band: fainter
     lines (a fade, a half-hidden line) would move its edges. They are subtitle lines where all
