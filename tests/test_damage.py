@@ -3,9 +3,12 @@ about are found from its log, the cues inside them flagged, a warning names them
 
 from __future__ import annotations
 
+import io
 import json
+import queue
 import random
 import shutil
+from collections import deque
 from pathlib import Path
 
 import pysrt
@@ -14,7 +17,7 @@ import pytest
 from subextract.schema import DamagedSpan
 from subextract.stages.damage import DamageTracker
 
-from subextract.stages.sample import is_error_line
+from subextract.stages.sample import DecodeReport, _drain_stderr, glued_message, is_error_line
 from test_cli import run_cli
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_videos"
@@ -94,6 +97,43 @@ def test_a_keyframe_the_decoder_may_still_have_held_does_not_end_the_span():
 ])
 def test_what_counts_as_an_error_line(line, is_error):
     assert is_error_line(line) is is_error
+
+
+# FFmpeg's own lines, captured from decodes of the fuzz test's cut Matroska file under load: its
+# threads log independently, and another component's message lands inside showinfo's line.
+SHOWINFO = "[Parsed_showinfo_0 @ 0x7fb39c001a40] "
+FRAME_34 = (SHOWINFO + "n:  34 pts:   1360 pts_time:1.36    duration:     40 duration_time:0.04    fmt:yuv420p "
+            "cl:left sar:427/428 s:428x240 i:P iskey:0 type:P ")
+CHECKSUMS = "checksum:582CDB07 plane_checksum:[99C8E427 9F104992 DE13AD3F] mean:[98 126 129] stdev:[27.5 7.9 9.1]"
+
+
+@pytest.mark.parametrize("line, glued", [
+    (FRAME_34 + "File ended prematurely", "File ended prematurely"),
+    (FRAME_34 + CHECKSUMS, ""),
+    (SHOWINFO + "color_range:unknown color_space:unknown color_primaries:unknown color_trc:unknown", ""),
+    (FRAME_34 + "checksum:582CDB07 plane_checksum:[99C8E427 9F104992 DE13AD3F] mean:[98 126Packet corrupt "
+     "(stream = 0, dts = 306000).", "126Packet corrupt (stream = 0, dts = 306000)."),
+])
+def test_a_message_glued_into_a_showinfo_line_is_found(line, glued):
+    assert glued_message(line) == glued
+
+
+def test_a_cut_file_is_reported_when_its_end_lands_inside_a_frame_line():
+    lines = [SHOWINFO + "config in time_base: 1/1000, frame_rate: 25/1",
+             FRAME_34.replace("1360", "1320").replace(":  34", ":  33") + CHECKSUMS,
+             FRAME_34 + "File ended prematurely",
+             SHOWINFO + CHECKSUMS,
+             FRAME_34.replace("1360", "1400").replace(":  34", ":  35") + "error while decoding MB 12 5, bytestream -5",
+             # the progress line, ended by a carriage return, and the next frame's line after it
+             "frame=  140 fps=0.0 q=-0.0 size=   55643KiB time=00:00:05.92 bitrate=76998.5kbits/s speed=11.8x    \r"
+             + FRAME_34.replace("1360", "1440").replace(":  34", ":  36")]
+    pts, report, errors = queue.Queue(), DecodeReport(), deque()
+    damage = DamageTracker(0.0, 0.04, latency_frames=0)
+    _drain_stderr(io.BytesIO("\n".join(lines).encode()), pts, errors, damage, 0.0, report)
+    assert [pts.get_nowait() for _ in range(5)] == [1.32, 1.36, 1.40, 1.44, None]
+    assert report.ended_early
+    assert list(errors) == ["File ended prematurely", "error while decoding MB 12 5, bytestream -5"]
+    assert len(damage.finish()) == 1
 
 
 # --------------------------------------------------------------------------------------------

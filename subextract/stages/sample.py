@@ -79,6 +79,9 @@ _PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)(?:.*? (?:is)?key:
 # "verbose" is the level at which demuxers report the damage they skip over ("Element ... exceeds
 # containing master element", "Unknown entry"); the decoder then conceals nothing, since the
 # frames it lost never reached it, and the pictures that follow are wrong without an error.
+# Showinfo's own words: fields (``pts:``, ``fmt:yuv420p``, ``mean:[98 126 129]``) and the numbers
+# that follow a field after spaces (``n:  34``); whatever follows them another thread wrote.
+_SHOWINFO_OWN_TEXT = re.compile(r"(?:\s*(?:\w+:(?:\[[^\]]*\]|\S*)|-?[\d.]+(?=\s|$)))*")
 _ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing", "exceeds", "unknown entry",
                 "mismatch", "resync", "overread", "out of range", "non-existing", "damaged", "broken")
 _EXIT_WAIT_S = 10  # how long FFmpeg may take to exit once its output has ended
@@ -92,11 +95,12 @@ _STATISTICS = re.compile(r"packets read|decode errors;|frames decoded|(?:Input|O
                          r"Decode error rate")
 
 
-def is_error_line(line: str) -> bool:
-    """An FFmpeg complaint about the input: a component's log line (``[h264 @ 0x…]``) with an
-    error word. Unprefixed lines are the input's description, whose metadata (a title) may hold
-    any word."""
-    return (line.startswith("[") and any(word in line.lower() for word in _ERROR_WORDS)
+def is_error_line(line: str, component: bool | None = None) -> bool:
+    """An FFmpeg complaint about the input: a component's log line (``[h264 @ 0x…]``, or
+    ``component``: a message known to be one's) with an error word. Other unprefixed lines are the
+    input's description, whose metadata (a title) may hold any word."""
+    component = line.startswith("[") if component is None else component
+    return (component and any(word in line.lower() for word in _ERROR_WORDS)
             and _STATISTICS.search(line) is None)
 
 
@@ -179,23 +183,41 @@ def build_command(request: DecodeRequest, proxy: str | None = None) -> list[str]
     return out.global_args("-nostdin", "-hide_banner", "-loglevel", "verbose").compile(cmd=ffmpeg_exe())
 
 
+def glued_message(showinfo_line: str) -> str:
+    """What another component said inside a showinfo line, as a log line of its own ("" if
+    nothing). FFmpeg's demuxer, decoder and filter threads log independently and showinfo writes a
+    frame's line in several calls, so a message from another thread (a cut file's "File ended
+    prematurely", a decoder's error) can land at the end of a part of it, without its own
+    ``[component @ 0x…]`` prefix: under load, one decode in fifteen of a cut file."""
+    own = _SHOWINFO_OWN_TEXT.match(showinfo_line, showinfo_line.find("]") + 1)
+    return showinfo_line[own.end():].strip()
+
+
 def _drain_stderr(stream, pts_queue: "queue.Queue[float | None]", errors: deque, damage: DamageTracker,
                   start: float, report: DecodeReport) -> None:
     time_base = Fraction(1, 1)
-    for raw in stream:
-        line = raw.decode("utf-8", "replace")
-        if (match := _PTS.search(line)) is not None:
-            pts = float(int(match.group(1)) * time_base)
-            damage.frame(start + pts, match.group(2) == "1")
-            pts_queue.put(pts)
-        elif (match := _TIME_BASE.search(line)) is not None and int(match.group(2)):
-            time_base = Fraction(int(match.group(1)), int(match.group(2)))
-        elif line.startswith("[") and _END_OF_INPUT.search(line) is not None:
-            errors.append(line.strip())
-            report.ended_early = True
-        elif is_error_line(line.strip()):
-            errors.append(line.strip())
-            damage.error(line)
+    # The progress line ends with a carriage return, and the next line follows it.
+    for line in (piece.strip() for raw in stream for piece in raw.decode("utf-8", "replace").splitlines()):
+        # (text, said by a component): unprefixed lines describe the input, whose metadata may hold
+        # any word. A frame's line may follow another thread's message left without its newline.
+        messages = [(line, line.startswith("["))]
+        if (at := line.find("[Parsed_showinfo")) >= 0:
+            showinfo = line[at:]
+            if (match := _PTS.search(showinfo)) is not None:
+                pts = float(int(match.group(1)) * time_base)
+                damage.frame(start + pts, match.group(2) == "1")
+                pts_queue.put(pts)
+            elif (match := _TIME_BASE.search(showinfo)) is not None and int(match.group(2)):
+                time_base = Fraction(int(match.group(1)), int(match.group(2)))
+            before = line[:at].strip()
+            messages = [(before, before.startswith("[")), (glued_message(showinfo), True)]
+        for message, component in messages:
+            if component and _END_OF_INPUT.search(message) is not None:
+                errors.append(message)
+                report.ended_early = True
+            elif is_error_line(message, component):
+                errors.append(message)
+                damage.error(message)
     pts_queue.put(None)
 
 
