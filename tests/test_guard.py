@@ -195,6 +195,28 @@ def test_a_line_over_strokes_the_guard_never_denied_vouches_for_them():
     assert [(s.start, s.end) for s in segments] == [(ts[0], ts[-1] + FRAME)]
 
 
+def test_a_note_beside_the_pictures_strokes_opens_its_own_segment_where_the_guard_sees_it():
+    """A tripod on a still lawn: strokes the text test is sure of, at one side of the band, one
+    segment. A cue over the lawn beside it adds too few strokes for the mask to split that segment
+    (it began 0.44 s late, at the next cut). The guard sees the line where the core has no strokes
+    and the frame's mask a line of its own: the cue's segment starts where it first showed (the
+    look back over the frames before the guard's) and leaves the tripod's strokes out."""
+    ts = times(80)
+
+    def tripod(i: int) -> np.ndarray:
+        img = street(i)
+        img[:, :3 * W // 4] = 100
+        return img
+
+    frames = [(t, with_text(tripod(i), "HI") if 30 <= i < 60 else tripod(i)) for i, t in enumerate(ts)]
+    assert [(s.start, s.end) for s in run(frames, settings=SETTINGS)] == [(ts[0], ts[-1] + FRAME)]
+    segments = run(frames, vouches={36: [text_box("HI")]}, settings=SETTINGS)
+    note = [s for s in segments if s.start == ts[30]]
+    assert [(s.start, s.end) for s in note] == [(ts[30], ts[60])]
+    (x0, _, x1, _), = note[0].lines
+    assert x1 < 3 * W // 4  # the note's line alone
+
+
 def test_a_denied_segments_own_line_seen_later_vouches_for_it():
     """A detector that missed a subtitle once and sees it later: the line brings no strokes of its
     own, so the segment goes on, now vouched for."""
