@@ -162,6 +162,7 @@ class OcrSettings:
 @dataclass(frozen=True)
 class AlignSettings:
     merge_similarity: NonNegative  # 0-100; above 100 nothing merges
+    merge_similarity_unchanged: NonNegative  # ... back to back, where the segmenter saw the text unchanged
     merge_gap: NonNegative
     min_duration: NonNegative
 

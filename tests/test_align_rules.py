@@ -51,9 +51,37 @@ def test_similarity_at_the_limit_merges():
 
 
 def test_similarity_just_below_the_limit_stays_apart():
+    """A frame apart (back to back, the segmenter's view of the text decides: below)."""
     first, second = _pair_at(SIMILARITY, below=True)
     assert fuzz.ratio(first, second) < SIMILARITY
-    assert len(cues_of((0.0, 1.0, reading(first)), (1.0, 2.0, reading(second)))) == 2
+    assert len(cues_of((0.0, 1.0, reading(first)), (1.04, 2.0, reading(second)))) == 2
+
+
+UNCHANGED = SETTINGS.merge_similarity_unchanged
+
+
+def _back_to_back(first: str, second: str, text_changed: bool = False, gap: float = 0.0):
+    """Two segments split at one frame (or ``gap`` apart), the second read less surely."""
+    pairs = [(segment(0.0, 1.0), reading(first, confidence=0.9)),
+             (dataclasses.replace(segment(1.0 + gap, 3.0), text_changed=text_changed), reading(second, confidence=0.7))]
+    return align(pairs, SETTINGS)
+
+
+def test_back_to_back_readings_of_unchanged_text_merge_at_the_lower_similarity():
+    """A cut behind the line split it; over the second picture the recogniser misread it."""
+    first, second = _pair_at(UNCHANGED, below=False)
+    assert UNCHANGED < SIMILARITY and len(first) == len(second)
+    assert spans(_back_to_back(first, second)) == [(0.0, 3.0, first)]  # the surer reading wins the vote
+
+
+@pytest.mark.parametrize("case", ["below", "text changed", "a frame apart", "grown"])
+def test_back_to_back_readings_stay_apart_where_the_text_may_have_changed(case):
+    first, second = _pair_at(UNCHANGED, below=case == "below")
+    if case == "grown":  # a word added: the segmenter splits there without calling the text changed
+        first = first[:int(0.7 * len(first))]
+        assert UNCHANGED <= fuzz.ratio(first, second) < SIMILARITY
+    cues = _back_to_back(first, second, text_changed=case == "text changed", gap=0.04 if case == "a frame apart" else 0.0)
+    assert len(cues) == 2
 
 
 def test_similarity_ignores_case_spacing_and_punctuation():

@@ -320,7 +320,7 @@ def tiny_config(path: Path, **ocr: object) -> Path:
     import yaml
 
     settings = {"ocr": {"prompt": "OCR:", "max_tokens": 12, "engine_options": TINY_ENGINE_OPTIONS, **ocr},
-                "align": {"merge_similarity": 101}}
+                "align": {"merge_similarity": 101, "merge_similarity_unchanged": 101}}
     path.write_text(yaml.safe_dump(settings, allow_unicode=True))
     return path
 
