@@ -366,7 +366,9 @@ class Segmenter:
 
         A settled segment the text test is sure of is only checked: vouched for by a line over
         its core's line, or denied where the detector saw no line at all (lines elsewhere are
-        left to the mask, as before the guard looked). Over a denied segment, a line that brings
+        left to the mask, as before the guard looked), unless its core has no strokes on any line
+        the guard saw and the frame's mask a line of its own on one: that core is the picture's,
+        and the line new text over it. Over a denied segment, a line that brings
         strokes of its own is new text over the picture's strokes (a note over a still street adds
         a tenth of the street's strokes, too few for the mask to split): the segment ends, and the
         line's segment leaves those strokes out."""
