@@ -74,6 +74,15 @@ def test_back_to_back_readings_of_unchanged_text_merge_at_the_lower_similarity()
     assert spans(_back_to_back(first, second)) == [(0.0, 3.0, first)]  # the surer reading wins the vote
 
 
+@pytest.mark.parametrize("length, merged", [(16, True), (15, False)])
+def test_back_to_back_readings_must_be_about_as_long(length, merged):
+    """The shorter reading at least 0.8 of the longer (16 of 20 letters), both alike enough."""
+    first = "abcdefghijklmnopqrst"
+    second = first[:length - 2] + "xx"
+    assert UNCHANGED <= fuzz.ratio(first, second) < SIMILARITY
+    assert len(_back_to_back(first, second)) == (1 if merged else 2)
+
+
 @pytest.mark.parametrize("case", ["below", "text changed", "a frame apart", "grown"])
 def test_back_to_back_readings_stay_apart_where_the_text_may_have_changed(case):
     first, second = _pair_at(UNCHANGED, below=case == "below")
