@@ -18,11 +18,11 @@ _MIN_BOX_SHARE = 0.3
 # The detector's second look (ocr.fine_det_side) is taken where it sees the band this many times larger.
 _FINER = 1.25
 # Subtitle lines are centred. A detector's box whose middle is off the band's by more than this
-# share of its height (glyph bearings move it a little) but within _CENTRED_WITHIN of the band's
+# share of its height (glyph bearings move it a little) but within CENTRED_WITHIN of the band's
 # width has missed a glyph at one end: a faint "一" before 次性密码支持 over a bright sky moved it
 # by a third of the line's height.
 _CENTRE_SLACK = 0.25
-_CENTRED_WITHIN = 0.1
+CENTRED_WITHIN = 0.1
 
 
 def _rapidocr(det_side: int, threads: int):
@@ -101,10 +101,18 @@ class RapidOcrEngine:
             # The segmenter saw text here and the detector, at det_side, no line: faint text (a
             # translucent line over bright leaves, 720p, halved to 640 px) is found at the band's
             # own scale. Only such segments pay for the larger picture.
-            if self._fine_engine is None:
-                self._fine_engine = _rapidocr(self.settings.fine_det_side, self.settings.threads)
-            reading = self._trusted_only(self._detect_and_read(self._fine_engine, bgr))
+            reading = self._trusted_only(self._detect_and_read(self._fine(), bgr))
         return reading
+
+    def fine_text_detector(self, bgr: np.ndarray) -> "RapidTextDetector | None":
+        """The detector at ``fine_det_side`` for a band it sees larger than ``det_side`` does (as
+        ``_read`` looks again), else None."""
+        return RapidTextDetector(self._fine()) if self._finer(bgr) else None
+
+    def _fine(self):
+        if self._fine_engine is None:
+            self._fine_engine = _rapidocr(self.settings.fine_det_side, self.settings.threads)
+        return self._fine_engine
 
     def _trusted_only(self, reading: Reading) -> Reading:
         """The second look's lines read with the confidence a mask line needs to be trusted: at
@@ -138,7 +146,7 @@ class RapidOcrEngine:
         x0, y0, x1, y1 = line.box
         width = bgr.shape[1]
         offset = abs((x0 + x1) / 2 - width / 2)
-        if offset <= _CENTRE_SLACK * (y1 - y0) or offset > _CENTRED_WITHIN * width:
+        if offset <= _CENTRE_SLACK * (y1 - y0) or offset > CENTRED_WITHIN * width:
             return line
         again = self.recognise_line(bgr, (min(x0, width - x1), y0, max(x1, width - x0), y1))
         old, new = "".join(line.text.split()), "".join(again.text.split())

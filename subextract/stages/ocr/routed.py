@@ -27,7 +27,7 @@ from subextract.config import OcrSettings
 from subextract.stages.language import detect_language, script_of
 from subextract.schema import LineBox
 from subextract.stages.ocr import Reading, TextLine
-from subextract.stages.ocr.rapid import RapidOcrEngine, RapidTextDetector, join_fragments, subtitle_boxes
+from subextract.stages.ocr.rapid import CENTRED_WITHIN, RapidOcrEngine, RapidTextDetector, join_fragments, subtitle_boxes
 from subextract.stages.ocr.scripts import (TESSERACT_LANGUAGES, TesseractLanguage, installed_models,
                                            require_language, resolved_language, routable_scripts)
 from subextract.stages.ocr.tesseract import TesseractRecogniser
@@ -177,10 +177,15 @@ class RoutedEngine:
     def _detected_rows(self, bgr: np.ndarray, strokes: tuple[LineBox, ...]) -> list[LineBox]:
         """The detector's text lines, one box per row, with a margin for the recogniser; where
         the segmenter found subtitle strokes, only the rows over them (not scene text)."""
-        fragments = [TextLine("x", 1.0, box) for box in self._detector(bgr)]
-        rows = [line.box for line in join_fragments(fragments)]
-        if strokes:
-            rows = [row for row in rows if any(row[1] < box[3] and box[1] < row[3] for box in strokes)]
+        rows = _rows_over(self._detector(bgr), strokes)
+        if not rows and strokes and (fine := self.rapid.fine_text_detector(bgr)) is not None:
+            # As the detector's own reading looks again (RapidOcrEngine._read): a line over a
+            # bright busy picture (Thai over white fur) is found at the band's own scale. There
+            # the detector also boxes the picture's things: only a centred row is a subtitle's
+            # (a tripod beside the line's place, boxed the band's height, read "0 0").
+            middle = bgr.shape[1] / 2
+            rows = [row for row in _rows_over(fine(bgr), strokes)
+                    if abs((row[0] + row[2]) / 2 - middle) <= CENTRED_WITHIN * bgr.shape[1]]
         return _padded_rows(rows, bgr.shape)
 
     @staticmethod
@@ -195,8 +200,9 @@ class RoutedEngine:
             return _letters_in(line.text, script) >= MIN_LETTERS
         if script == "Latin":  # Vietnamese read off background: "r rẻ"
             return _longest_word(line.text, script) >= MIN_LETTERS
+        # ... and with letters: digits alone read unsurely are what a tripod's legs read as ("0 0").
         words = [w for w in line.text.split() if _letters_in(w, script)]
-        return sum(_letters_in(w, script) for w in words) >= _MIN_MEAN_WORD * len(words)
+        return bool(words) and sum(_letters_in(w, script) for w in words) >= _MIN_MEAN_WORD * len(words)
 
     @staticmethod
     def _is_text(text: str, script: str) -> bool:
@@ -345,6 +351,15 @@ def _agreed(readings: Sequence[TextLine | None]) -> TextLine | None:
     if readings[0] is None and letters.count(chosen_letters) < 2:
         return None
     return chosen
+
+
+def _rows_over(boxes: Sequence[LineBox], strokes: Sequence[LineBox]) -> list[LineBox]:
+    """The detector's ``boxes`` joined into rows; with ``strokes`` (the segmenter's line boxes),
+    only the rows over them."""
+    rows = [line.box for line in join_fragments([TextLine("x", 1.0, box) for box in boxes])]
+    if strokes:
+        rows = [row for row in rows if any(row[1] < box[3] and box[1] < row[3] for box in strokes)]
+    return rows
 
 
 def _padded_rows(boxes: Sequence[LineBox], shape: tuple[int, ...]) -> list[LineBox]:
