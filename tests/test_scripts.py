@@ -195,6 +195,38 @@ def test_what_a_model_reads_off_texture_is_no_line():
     assert not any(line.confidence >= MIN_CONFIDENCE and RoutedEngine._plausible(line, "Arabic") for line in lines)
 
 
+def test_digits_alone_read_unsurely_are_no_line():
+    """A tripod's legs read by the Arabic model as "0 0" at 0.6; a number read surely is a line."""
+    assert not RoutedEngine._plausible(TextLine("0 0", 0.6, (0, 0, 10, 10)), "Arabic")
+    assert RoutedEngine._plausible(TextLine("2024", 0.9, (0, 0, 10, 10)), "Arabic")
+
+
+def _small_line(x_middle: int) -> np.ndarray:
+    """A 1280 px band with a line 9 px high over grain: the detector at 640 px misses it, at 960 finds it."""
+    rng = np.random.default_rng(1)
+    band = cv2.GaussianBlur(rng.integers(0, 120, (200, 1280)).astype(np.uint8), (0, 0), 1.5) + 80
+    text = "The quick brown fox jumps"
+    (width, _), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.35, 1)
+    cv2.putText(band, text, (x_middle - width // 2, 120), cv2.FONT_HERSHEY_SIMPLEX, 0.35, 255, 1, cv2.LINE_AA)
+    return cv2.cvtColor(band, cv2.COLOR_GRAY2BGR)
+
+
+@pytest.mark.parametrize("x_middle, found", [(640, True), (1000, False)])
+def test_a_row_the_detector_misses_is_looked_for_again_at_the_finer_size(x_middle, found):
+    """With --lang CODE, where the detector finds no row over the segment's strokes (Thai over
+    bright fur), it looks again at ocr.fine_det_side, as its own reading does; there it also boxes
+    the picture's things, so only a centred row is taken."""
+    engine = create_engine(dataclasses.replace(load_settings().ocr, lang="ru"))
+    band = _small_line(x_middle)
+    strokes = ((x_middle - 60, 105, x_middle + 60, 125),)
+    assert engine.text_detector()(band) == []
+    rows = engine._detected_rows(band, strokes)
+    assert len(rows) == (1 if found else 0)
+    if found:
+        x0, y0, x1, y1 = rows[0]
+        assert x0 < 600 and x1 > 680 and y0 < 110 and y1 > 120
+
+
 @pytest.mark.parametrize(("text", "script"), [("ν ορ, .", "Greek"), ("-... ν ορ, .", "Greek"), (",", "Cyrillic"),
                                               ("00521 8 0161961 80 ,2 نت كا لاتق", "Arabic"), ("а б", "Cyrillic"),
                                               ("กฮกไอนอ์ออเธ6อพบท๓6ท6ุ", "Thai")])
