@@ -137,8 +137,9 @@ class RoutedEngine:
         """Every line the detector finds, read by the language's model. The detector's boxes,
         not the segmenter's: a stroke mask's rows split Arabic's dots from its baseline and Thai
         or Devanagari marks from their letters (measured: 11 px boxes for a 27 px Arabic line).
-        Where the detector finds no text row over the segment's strokes, nothing is read: the
-        strokes are the picture's (a busy shot's strokes were read as Arabic words at 0.87). A
+        Where the detector finds no text row over the segment's strokes (at ``det_side``, then a
+        centred one at ``fine_det_side``: ``_detected_rows``), nothing is read: the strokes are the
+        picture's (a busy shot's strokes were read as Arabic words at 0.87). A
         row that reads as noise is read again from the segmenter's boxes over it; one read
         without confidence, from the segment's single ``frames`` too (``_agreed``)."""
         bgr = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image
