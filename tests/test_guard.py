@@ -217,6 +217,21 @@ def test_a_note_beside_the_pictures_strokes_opens_its_own_segment_where_the_guar
     assert x1 < 3 * W // 4  # the note's line alone
 
 
+@pytest.mark.parametrize("core_strokes, added, own", [(0, 60, True), (400, 60, False), (400, 240, True)])
+def test_a_line_brings_its_own_text_with_strokes_like_those_already_there(core_strokes, added, own):
+    """A note over a still street brings about as many strokes as the street has in its place; the
+    strokes of the core's own text that it had not kept (thin Thai strokes, a detector that missed the
+    line at one look and saw it at the next) are a tenth of them, and split the cue."""
+    segmenter = Segmenter(0, SETTINGS)
+    line = np.zeros((H, W), bool)
+    line[2:22, 20:300] = True
+    core = np.zeros((H, W), bool)
+    core[4:20, 20:20 + core_strokes // 16] = True  # a dense block of core_strokes
+    plain = core.copy()
+    plain[4:20, 200:200 + added // 16] = True  # and a dense block of strokes off the core
+    assert segmenter._brings_own_line(core, plain, line) is own
+
+
 def test_a_denied_segments_own_line_seen_later_vouches_for_it():
     """A detector that missed a subtitle once and sees it later: the line brings no strokes of its
     own, so the segment goes on, now vouched for."""
