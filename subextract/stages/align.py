@@ -100,8 +100,9 @@ def _log_vote(seen: list[tuple[float, float]], n: int) -> float:
 
 # Back-to-back readings of one line, misread differently, are about as long (letters and digits).
 _SAME_LENGTH = 0.8
-# Segments split at one frame share its PTS; 1 µs of slack for PTS computed as floats.
-_BACK_TO_BACK = 1e-6
+# Slack for durations and gaps computed from float PTS (1.2 - 1.0 == 0.19999999999999996): segments
+# split at one frame share its PTS.
+_PTS_SLACK = 1e-6
 
 
 def _comparable(text: str) -> str:
@@ -116,7 +117,7 @@ def _read_alike(a: str, b: str) -> bool:
     return _comparable(a) == _comparable(b)
 
 
-def _similar(a: _Group, b: _Group, settings: AlignSettings, back_to_back: bool = False) -> bool:
+def _similar(a: _Group, b: _Group, settings: AlignSettings, back_to_back: bool) -> bool:
     """Texts this similar are one cue's readings. Back to back where the segmenter saw no change of
     text (a cut behind the line split it), less similar ones of about one length are too: a
     recogniser weak on the font misreads the line over one of the pictures (Tesseract's Arabic
@@ -140,7 +141,7 @@ def _merge(groups: list[_Group], settings: AlignSettings, bridges: list[tuple[fl
         bridged = last is not None and any(s <= last.end + settings.merge_gap and e >= group.start - settings.merge_gap
                                            for s, e in bridges)
         if last is not None and (gap <= settings.merge_gap or bridged) \
-                and _similar(last, group, settings, back_to_back=gap <= _BACK_TO_BACK) \
+                and _similar(last, group, settings, back_to_back=gap <= _PTS_SLACK) \
                 and not (group.text_changed and not _read_alike(last.winner.text, group.winner.text)):
             last.absorb(group)
         else:
@@ -164,8 +165,7 @@ def align(pairs: Sequence[tuple[Segment, Reading]], settings: AlignSettings,
             group.add(segment, reading)
             singles.append(group)
     groups = _merge(singles, settings, bridges=[])
-    # 1 µs of slack: durations come from float PTS (1.2 - 1.0 == 0.19999999999999996).
-    is_flicker = [g.end - g.start < settings.min_duration - 1e-6 for g in groups]
+    is_flicker = [g.end - g.start < settings.min_duration - _PTS_SLACK for g in groups]
     flicker = [(g.start, g.end) for g, short in zip(groups, is_flicker) if short]
     groups = _merge([g for g, short in zip(groups, is_flicker) if not short], settings, bridges=flicker)
     cues = []

@@ -76,12 +76,12 @@ class DecodeReport:
 # six significant digits (1234.567 s → 1234.57) and small values in exponent notation.
 _TIME_BASE = re.compile(r"Parsed_showinfo.*? config in time_base: (\d+)/(\d+)")
 _PTS = re.compile(r"Parsed_showinfo.*? n:\s*\d+ pts:\s*(-?\d+)(?:.*? (?:is)?key:(\d))?")
-# "verbose" is the level at which demuxers report the damage they skip over ("Element ... exceeds
-# containing master element", "Unknown entry"); the decoder then conceals nothing, since the
-# frames it lost never reached it, and the pictures that follow are wrong without an error.
 # Showinfo's own words: fields (``pts:``, ``fmt:yuv420p``, ``mean:[98 126 129]``) and the numbers
 # that follow a field after spaces (``n:  34``); whatever follows them another thread wrote.
 _SHOWINFO_OWN_TEXT = re.compile(r"(?:\s*(?:\w+:(?:\[[^\]]*\]|\S*)|-?[\d.]+(?=\s|$)))*")
+# "verbose" is the level at which demuxers report the damage they skip over ("Element ... exceeds
+# containing master element", "Unknown entry"); the decoder then conceals nothing, since the
+# frames it lost never reached it, and the pictures that follow are wrong without an error.
 _ERROR_WORDS = ("error", "invalid", "corrupt", "truncat", "partial file", "missing", "exceeds", "unknown entry",
                 "mismatch", "resync", "overread", "out of range", "non-existing", "damaged", "broken")
 _EXIT_WAIT_S = 10  # how long FFmpeg may take to exit once its output has ended

@@ -177,6 +177,11 @@ class _Fading:
     frames: list[tuple[float, float]] = field(default_factory=list)  # (pts, contrast ratio) after its end
 
 
+def _beside(mask: np.ndarray) -> np.ndarray:
+    """``mask`` grown by the one pixel of tolerance burned-in strokes are compared with."""
+    return cv2.dilate(mask.view(np.uint8), TOLERANCE).view(bool)
+
+
 def _box_area(box: LineBox, scale: float, shape: tuple[int, ...], centred_within: float) -> np.ndarray:
     """A line box of the band picture as an area of its analysis view, a quarter of its height
     wider on each side (a detector's box hugs the glyphs), and made symmetric about the band's
@@ -388,8 +393,7 @@ class Segmenter:
         scale = view.shape[1] / band_width
         static = None
         lines = [_box_area(box, scale, view.shape, self.settings.centred_lines) for box in boxes]
-        if checked_only and lines \
-                and not any(np.count_nonzero(current.core & line) >= self.settings.min_line_strokes for line in lines) \
+        if checked_only and lines and not any(self._has_strokes_on(current.core, line) for line in lines) \
                 and any(self._brings_own_line(current.core, plain, line) for line in lines):
             # The guard saw lines, the core has no strokes on any of them, and this frame's mask a
             # line of its own on one: the core is the picture's (a tripod, a sheet on a lawn, passing
@@ -398,16 +402,16 @@ class Segmenter:
             # and looks back over the frames that already showed it. (A line the mask does not see,
             # translucent text over snow beside the snow's strokes, says nothing against the core.)
             checked_only = False
-            static = cv2.dilate(current.core.view(np.uint8), TOLERANCE).view(bool)
+            static = _beside(current.core)
         area, boost = np.zeros(view.shape, bool), np.zeros(view.shape, bool)
         new_text = False
         for line in lines:
             if current is not None and current.denied_core is not None \
-                    and np.count_nonzero(current.denied_core & line) >= self.settings.min_line_strokes \
+                    and self._has_strokes_on(current.denied_core, line) \
                     and self._brings_own_line(current.denied_core, plain, line):
                 # The core as it was denied: text that came since (the detector missing it at first)
                 # has voted into the core, and must not be left out of its own segment.
-                static = cv2.dilate(current.denied_core.view(np.uint8), TOLERANCE).view(bool)
+                static = _beside(current.denied_core)
             elif current is not None and current.core is not None and has_dense_line(
                     current.core & line, self.settings.min_line_strokes, self.settings.min_line_density):
                 current.vouched = True
@@ -418,7 +422,7 @@ class Segmenter:
             if not has_dense_line(plain & line, self.settings.min_line_strokes, self.settings.min_line_density):
                 boost |= line
             new_text = new_text or current is None or current.core is None or static is not None \
-                or np.count_nonzero(current.core & line) < self.settings.min_line_strokes
+                or not self._has_strokes_on(current.core, line)
         if settled and not boxes and not current.vouched and current.denied_core is None:
             # A line elsewhere says nothing of these strokes (the detector may see translucent text
             # the mask missed beside a core of the picture's): only a look that saw none denies them.
@@ -451,9 +455,12 @@ class Segmenter:
         while the strokes of the core's own text that it had not kept (thin Thai strokes over a
         changing picture) are a tenth of them: taken for new text, they split a cue, and its
         second part, without the core's strokes, read as nothing."""
-        beside_core = cv2.dilate(core.view(np.uint8), TOLERANCE).view(bool)
         needed = max(self.settings.min_line_strokes, _OWN_LINE_SHARE * np.count_nonzero(core & line))
-        return has_dense_line(plain & line & ~beside_core, needed, self.settings.min_line_density)
+        return has_dense_line(plain & line & ~_beside(core), needed, self.settings.min_line_density)
+
+    def _has_strokes_on(self, core: np.ndarray, line: np.ndarray) -> bool:
+        """Whether ``core`` holds a line's worth of strokes (strewn or not) in the area ``line``."""
+        return np.count_nonzero(core & line) >= self.settings.min_line_strokes
 
     @staticmethod
     def _boosted(segment: _OpenSegment) -> np.ndarray:
@@ -541,7 +548,7 @@ class Segmenter:
         ``confirm_frames`` frames."""
         added = self._added_line(segment, mask)
         if segment.gain is not None and added is not None:
-            persisting = segment.gain & cv2.dilate(added.view(np.uint8), TOLERANCE).view(bool)
+            persisting = segment.gain & _beside(added)
             if line_like(persisting, 0.5 * np.count_nonzero(segment.gain), self.settings.min_line_density):
                 segment.gain = persisting
                 segment.gain_frames += 1

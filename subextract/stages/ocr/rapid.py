@@ -18,11 +18,11 @@ _MIN_BOX_SHARE = 0.3
 # The detector's second look (ocr.fine_det_side) is taken where it sees the band this many times larger.
 _FINER = 1.25
 # Subtitle lines are centred. A detector's box whose middle is off the band's by more than this
-# share of its height (glyph bearings move it a little) but within CENTRED_WITHIN of the band's
+# share of its height (glyph bearings move it a little) but within _CENTRED_WITHIN of the band's
 # width has missed a glyph at one end: a faint "一" before 次性密码支持 over a bright sky moved it
 # by a third of the line's height.
 _CENTRE_SLACK = 0.25
-CENTRED_WITHIN = 0.1
+_CENTRED_WITHIN = 0.1
 
 
 def _rapidocr(det_side: int, threads: int):
@@ -145,14 +145,23 @@ class RapidOcrEngine:
         and more (the glyph the box missed), with confidence."""
         x0, y0, x1, y1 = line.box
         width = bgr.shape[1]
-        offset = abs((x0 + x1) / 2 - width / 2)
-        if offset <= _CENTRE_SLACK * (y1 - y0) or offset > CENTRED_WITHIN * width:
+        if _off_centre(line.box, width) <= _CENTRE_SLACK * (y1 - y0) or not is_centred(line.box, width):
             return line
         again = self.recognise_line(bgr, (min(x0, width - x1), y0, max(x1, width - x0), y1))
         old, new = "".join(line.text.split()), "".join(again.text.split())
         if len(new) > len(old) and old in new and again.confidence >= self.settings.min_confidence:
             return again
         return line
+
+
+def _off_centre(box: LineBox, width: int) -> float:
+    """How far the middle of ``box`` is from the band's (``width`` wide), in pixels."""
+    return abs((box[0] + box[2]) / 2 - width / 2)
+
+
+def is_centred(box: LineBox, width: int) -> bool:
+    """Whether ``box`` is centred in a band ``width`` wide, as subtitle lines are."""
+    return _off_centre(box, width) <= _CENTRED_WITHIN * width
 
 
 def subtitle_boxes(boxes: Sequence[LineBox]) -> tuple[LineBox, ...]:

@@ -27,7 +27,7 @@ from subextract.config import OcrSettings
 from subextract.stages.language import detect_language, script_of
 from subextract.schema import LineBox
 from subextract.stages.ocr import Reading, TextLine
-from subextract.stages.ocr.rapid import CENTRED_WITHIN, RapidOcrEngine, RapidTextDetector, join_fragments, subtitle_boxes
+from subextract.stages.ocr.rapid import RapidOcrEngine, RapidTextDetector, is_centred, join_fragments, subtitle_boxes
 from subextract.stages.ocr.scripts import (TESSERACT_LANGUAGES, TesseractLanguage, installed_models,
                                            require_language, resolved_language, routable_scripts)
 from subextract.stages.ocr.tesseract import TesseractRecogniser
@@ -184,9 +184,7 @@ class RoutedEngine:
             # bright busy picture (Thai over white fur) is found at the band's own scale. There
             # the detector also boxes the picture's things: only a centred row is a subtitle's
             # (a tripod beside the line's place, boxed the band's height, read "0 0").
-            middle = bgr.shape[1] / 2
-            rows = [row for row in _rows_over(fine(bgr), strokes)
-                    if abs((row[0] + row[2]) / 2 - middle) <= CENTRED_WITHIN * bgr.shape[1]]
+            rows = [row for row in _rows_over(fine(bgr), strokes) if is_centred(row, bgr.shape[1])]
         return _padded_rows(rows, bgr.shape)
 
     @staticmethod
