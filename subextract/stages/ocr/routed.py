@@ -158,19 +158,15 @@ class RoutedEngine:
         segmenter's boxes over it, which hug the strokes: the text sits larger in the crop, with
         less of the picture around it (plain Naskh over grass: the row read as noise at 0.2, the
         strokes' box read right at 0.68)."""
-        # Last, the same boxes with the strokes grown: a light face's hairlines read as nothing
-        # (KacstBook), and only a line lost otherwise is read so: a regular face's reading can
-        # get worse grown (a sample line read right, read with one letter wrong grown).
-        for grown in (False, True):
-            for box in (row, *(box for box in boxes if box[1] < row[3] and row[1] < box[3])):
-                line = self._read_line_fixed(grey, box, grown)
-                if line is not None:
-                    return line
+        for box in (row, *(box for box in boxes if box[1] < row[3] and row[1] < box[3])):
+            line = self._read_line_fixed(grey, box)
+            if line is not None:
+                return line
         return None
 
-    def _read_line_fixed(self, grey: np.ndarray, box: LineBox, grown: bool = False) -> TextLine | None:
+    def _read_line_fixed(self, grey: np.ndarray, box: LineBox) -> TextLine | None:
         """The line at ``box`` read by the language's model, if it reads as text of its script."""
-        line = cleaned(self._recogniser(self.fixed).read_line(grey, box, thicken=grown), self.settings.lang)
+        line = cleaned(self._recogniser(self.fixed).read_line(grey, box), self.settings.lang)
         if line.confidence >= MIN_CONFIDENCE and self._plausible(line, self.fixed.script):
             return TextLine(line.text, line.confidence, line.box, language=self.settings.lang)
         return None
