@@ -465,6 +465,7 @@ def _line(text: str, confidence: float) -> TextLine:
     ([_line("abd", 0.5), None, None], "abd"),  # the picture's reading, the frames read noise
     ([None, _line("abd", 0.5), None, _line("xyz", 0.6)], None),  # the picture read noise, no two frames agree
     ([None, None], None),
+    ([_line("ภําพ", 0.9), _line("ภาพ", 0.6), _line("ภาพ", 0.5)], "ภาพ"),  # a vowel mark is part of the text
 ])
 def test_the_most_agreed_reading_of_a_line_is_kept(readings, chosen):
     line = _agreed(readings)
@@ -754,6 +755,17 @@ def test_the_consensus_keeps_the_reading_the_others_agree_with_over_a_more_confi
     assert _consensus(readings).text == "Hello world"
     assert _consensus([TextLine("", 0.9, box), TextLine("Привет", 0.3, box)]).text == "Привет"
     assert _consensus([TextLine("", 0.9, box), TextLine("", 0.2, box)]).confidence == 0.9
+
+
+def test_readings_differing_only_in_a_vowel_mark_do_not_agree():
+    """Thai vowels and tone marks and Devanagari matras are combining marks, not letters, yet
+    the text: a lone, more confident reading with a wrong vowel above the line (ภําพ) or a lost
+    matra loses to the readings the others share, as a wrong letter would."""
+    box = (0, 0, 10, 10)
+    thai = [TextLine("ภําพซ้อน", 0.92, box), TextLine("ภาพซ้อน", 0.85, box), TextLine("ภาพซ้อน", 0.81, box)]
+    assert _consensus(thai).text == "ภาพซ้อน"
+    hindi = [TextLine("कताब", 0.9, box), TextLine("किताब", 0.8, box), TextLine("किताब", 0.7, box)]
+    assert _consensus(hindi).text == "किताब"
 
 
 def _counting_reads(recogniser: TesseractRecogniser) -> list[str]:

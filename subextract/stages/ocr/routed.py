@@ -30,7 +30,7 @@ from subextract.stages.ocr import Reading, TextLine
 from subextract.stages.ocr.rapid import RapidOcrEngine, RapidTextDetector, is_centred, join_fragments, subtitle_boxes
 from subextract.stages.ocr.scripts import (TESSERACT_LANGUAGES, TesseractLanguage, installed_models,
                                            require_language, resolved_language, routable_scripts)
-from subextract.stages.ocr.tesseract import TesseractRecogniser
+from subextract.stages.ocr.tesseract import TesseractRecogniser, letters_of
 from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr_fixes import is_junk
 
@@ -341,7 +341,7 @@ def _agreed(readings: Sequence[TextLine | None]) -> TextLine | None:
     read = [line for line in readings if line is not None]
     if not read:
         return None
-    letters = ["".join(c for c in line.text if c.isalnum()) for line in read]
+    letters = [letters_of(line.text) for line in read]
     chosen, chosen_letters = max(zip(read, letters), key=lambda pair: (letters.count(pair[1]), pair[0].confidence))
     if readings[0] is None and letters.count(chosen_letters) < 2:
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import unicodedata
 
 import cv2
 import numpy as np
@@ -163,8 +164,11 @@ def grown_line(picture: np.ndarray) -> np.ndarray:
     return cv2.erode(picture, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (_THICKEN, _THICKEN)))
 
 
-def _letters(text: str) -> str:
-    return "".join(c for c in text if c.isalnum())
+def letters_of(text: str) -> str:
+    """The letters, digits and combining marks of ``text``: Thai vowels and tone marks, Devanagari
+    matras and Arabic harakat are marks (Unicode M*), not letters, yet they are the text (two
+    Thai readings differing only in a vowel above the line, ภาพ and ภําพ, had agreed)."""
+    return "".join(c for c in text if c.isalnum() or unicodedata.category(c).startswith("M"))
 
 
 def _consensus(readings: list[TextLine]) -> TextLine:
@@ -173,7 +177,7 @@ def _consensus(readings: list[TextLine]) -> TextLine:
     misreading is one picture's, the text is what most pictures read; measured against the
     most confident reading on the scripts and faces sets' lines, from the same twelve pictures: 246 against 237 of 251 read
     within 10 % of their letters). A reading with no letters or digits is no candidate."""
-    letters = [_letters(line.text) for line in readings]
+    letters = [letters_of(line.text) for line in readings]
     candidates = [i for i, text in enumerate(letters) if text]
     if not candidates:
         return max(readings, key=lambda line: line.confidence)
@@ -308,7 +312,7 @@ class TesseractRecogniser:
                     continue
                 line = self._read_picture(picture, box)
                 readings.append(line)
-                letters = _letters(line.text)
+                letters = letters_of(line.text)
                 alike = agreed.setdefault(letters, [])
                 alike.append((height, line))
                 surest = max((read for _, read in alike), key=lambda read: read.confidence)
