@@ -93,6 +93,33 @@ def test_back_to_back_readings_stay_apart_where_the_text_may_have_changed(case):
     assert len(cues) == 2
 
 
+def _changed_three(first: str, between: str, after: str, gaps: tuple[float, float] = (0.0, 0.0)):
+    """Three segments, the segmenter calling the text changed at both splits (as over a panning
+    picture it did every few frames), read as surely. The first ends at 0.0 and the middle one at
+    2.0 so that the gaps are the ones given (no float noise)."""
+    pairs = [(segment(-1.0, 0.0), reading(first, confidence=0.8)),
+             (dataclasses.replace(segment(0.0 + gaps[0], 2.0), text_changed=True), reading(between, confidence=0.8)),
+             (dataclasses.replace(segment(2.0 + gaps[1], 5.0), text_changed=True), reading(after, confidence=0.8))]
+    return align(pairs, SETTINGS)
+
+
+def test_a_reading_between_two_that_read_alike_is_their_misreading():
+    """The text "changed" twice and came back letter for letter: it never changed."""
+    first, between = _pair_at(SIMILARITY, below=False)
+    assert [(c.start, c.end, c.text.rstrip(".")) for c in _changed_three(first, between, first + ".")] == \
+        [(-1.0, 5.0, first)]
+    assert spans(_changed_three(first, between, first, gaps=(GAP, GAP))) == [(-1.0, 5.0, first)]
+
+
+@pytest.mark.parametrize("case", ["no return", "not alike", "a gap before", "a gap after"])
+def test_a_changed_text_that_does_not_come_back_stays_apart(case):
+    """A counter that goes on (11, 12, 13), a different text between, or readings not adjacent."""
+    first, between = _pair_at(SIMILARITY, below=case == "not alike")
+    after = between[:-1] + "y" if case == "no return" else first
+    gaps = {"a gap before": (GAP + 0.001, 0.0), "a gap after": (0.0, GAP + 0.001)}.get(case, (0.0, 0.0))
+    assert len(_changed_three(first, between, after, gaps)) == 3
+
+
 def test_similarity_ignores_case_spacing_and_punctuation():
     cues = cues_of((0.0, 1.0, reading("HELLO, WORLD!")), (1.0, 2.0, reading("hello world", confidence=0.5)))
     assert spans(cues) == [(0.0, 2.0, "HELLO, WORLD!")]

@@ -133,20 +133,41 @@ def _similar(a: _Group, b: _Group, settings: AlignSettings, back_to_back: bool) 
 
 def _merge(groups: list[_Group], settings: AlignSettings, bridges: list[tuple[float, float]]) -> list[_Group]:
     """Merge neighbours with similar texts whose gap is small or only held flicker (``bridges``),
-    unless the segmenter saw the text change between them and they read differently."""
+    unless the segmenter saw the text change between them and they read differently; but a
+    reading between two that read alike, similar to them, is a misreading of that one text
+    (``_returns_to``)."""
     merged: list[_Group] = []
     for group in groups:
         last = merged[-1] if merged else None
-        gap = group.start - last.end if last is not None else None
-        bridged = last is not None and any(s <= last.end + settings.merge_gap and e >= group.start - settings.merge_gap
-                                           for s, e in bridges)
-        if last is not None and (gap <= settings.merge_gap or bridged) \
-                and _similar(last, group, settings, back_to_back=gap <= _PTS_SLACK) \
+        if last is not None and _close(last, group, settings, bridges) \
+                and _similar(last, group, settings, back_to_back=group.start - last.end <= _PTS_SLACK) \
                 and not (group.text_changed and not _read_alike(last.winner.text, group.winner.text)):
             last.absorb(group)
+        elif len(merged) > 1 and _returns_to(merged[-2], last, group, settings, bridges):
+            merged.pop()
+            merged[-1].absorb(last)
+            merged[-1].absorb(group)
         else:
             merged.append(group)
     return merged
+
+
+def _close(first: _Group, second: _Group, settings: AlignSettings, bridges: list[tuple[float, float]]) -> bool:
+    """Whether ``second`` follows ``first`` within the merge gap, or across held flicker only."""
+    return second.start - first.end <= settings.merge_gap or \
+        any(s <= first.end + settings.merge_gap and e >= second.start - settings.merge_gap for s, e in bridges)
+
+
+def _returns_to(before: _Group, between: _Group, after: _Group, settings: AlignSettings,
+                bridges: list[tuple[float, float]]) -> bool:
+    """Whether ``after`` reads as ``before`` does and ``between``, right between them, as a
+    misreading of it (``merge_similarity`` alike): the segmenter called the text changed twice, yet
+    it came back letter for letter, so it never changed. Thin strokes over a panning picture were
+    split every few frames, and one piece read with a wrong Thai vowel stood as a cue of its own;
+    a text replaced by a similar one (a counter, a line that grows) does not come back."""
+    return _close(before, between, settings, bridges) and _close(between, after, settings, bridges) \
+        and _read_alike(before.winner.text, after.winner.text) \
+        and fuzz.ratio(_comparable(before.winner.text), _comparable(between.winner.text)) >= settings.merge_similarity
 
 
 def align(pairs: Sequence[tuple[Segment, Reading]], settings: AlignSettings,
