@@ -134,6 +134,28 @@ def test_over_a_busy_picture_a_look_back_counts_the_strokes_lifted_beyond_the_pi
     assert still_shown(core, lift_of(core, SETTINGS.hold_share, SETTINGS.hold_contrast), SETTINGS, beyond_chance=True)
 
 
+def test_a_look_back_counts_the_lines_strokes_together_the_hold_each_line():
+    """Before a cue's first settled frame, its text line lifted all along and a row of the
+    picture's strokes the core took in beside it lifted half (a thin row of Arabic dots, grass over a
+    moving shot, under hold_share alone): the frame showed the text, and the look back goes on
+    (it had stopped three frames short of the held-out Arabic cues' starts). The hold, which asks
+    whether a cue goes on, still asks it of each line. Two text lines of one size with one of them
+    not lifted at all are not shown either way."""
+    core = strokes((80, 400), LINE, (120, 44, 280, 54), step=2)
+    lift = np.zeros(core.shape, np.uint8)
+    lift[:42][core[:42]] = SETTINGS.hold_contrast
+    below = np.argwhere(core[42:])
+    half = below[: len(below) // 2]
+    lift[42 + half[:, 0], half[:, 1]] = SETTINGS.hold_contrast
+    assert still_shown(core, lift, SETTINGS, beyond_chance=True)
+    assert not still_shown(core, lift, SETTINGS)
+    two = strokes((80, 400), LINE, (100, 46, 300, 66), step=2)
+    lift = np.zeros(two.shape, np.uint8)
+    lift[:42][two[:42]] = SETTINGS.hold_contrast
+    assert not still_shown(two, lift, SETTINGS, beyond_chance=True)
+    assert not still_shown(two, lift, SETTINGS)
+
+
 def test_still_shown_skips_rows_of_specks_much_shorter_than_the_text_line():
     """A 20-row text line with a row of specks 8 rows tall beside it (0.4 of its height, under
     hold_line_height): a cut that takes the specks' lift keeps the text shown; specks 9 rows
