@@ -753,8 +753,20 @@ def test_the_consensus_keeps_the_reading_the_others_agree_with_over_a_more_confi
     readings = [TextLine("garbled", 0.95, box), TextLine("Hello world", 0.6, box), TextLine("Hello wor1d", 0.6, box),
                 TextLine("Hello world", 0.5, box), TextLine("- .", 0.99, box)]
     assert _consensus(readings).text == "Hello world"
-    assert _consensus([TextLine("", 0.9, box), TextLine("Привет", 0.3, box)]).text == "Привет"
+    assert _consensus([TextLine("", 0.9, box), TextLine("Привет", 0.3, box), TextLine("Привет!", 0.2, box)]).text == "Привет"
     assert _consensus([TextLine("", 0.9, box), TextLine("", 0.2, box)]).confidence == 0.9
+
+
+def test_a_reading_no_other_picture_shares_is_noise():
+    """Over a street's texture the Thai model read one picture confidently and the others as
+    other scraps: no line there, whatever the one reading's confidence (it had made a cue in the
+    middle of a Chinese video). Shared half by one other reading, it stands."""
+    box = (0, 0, 10, 10)
+    scraps = [TextLine("พฬพฟ-", 0.63, box), TextLine("1 0๐", 0.28, box), TextLine("", 0.0, box),
+              TextLine("แห", 0.24, box), TextLine("2 6 จ", 0.36, box)]
+    line = _consensus(scraps)
+    assert (line.text, line.confidence) == ("", 0.0)
+    assert _consensus([*scraps, TextLine("พฬพ", 0.2, box)]).text == "พฬพฟ-"  # three of its four letters: 0.75
 
 
 def test_readings_differing_only_in_a_vowel_mark_do_not_agree():

@@ -82,6 +82,9 @@ _ENCLOSED_CONTRAST = 80
 # only the rest, which Tesseract reads, part of a line, alike at every height (three such
 # readings would agree).
 _ENCLOSED_COLUMNS = 0.9
+# The consensus reading must be shared at least this much (normalised similarity of its letters) by
+# another picture's reading of the line.
+_SHARED = 0.5
 
 
 def binarised_line(grey: np.ndarray, box: LineBox, height: int) -> np.ndarray:
@@ -176,7 +179,8 @@ def _consensus(readings: list[TextLine]) -> TextLine:
     own confidence plus each other reading's confidence times how alike their letters are (a
     misreading is one picture's, the text is what most pictures read; measured against the
     most confident reading on the scripts and faces sets' lines, from the same twelve pictures: 246 against 237 of 251 read
-    within 10 % of their letters). A reading with no letters or digits is no candidate."""
+    within 10 % of their letters). A reading with no letters or digits is no candidate, and one no
+    other reading shares half its letters with is none."""
     letters = [letters_of(line.text) for line in readings]
     candidates = [i for i, text in enumerate(letters) if text]
     if not candidates:
@@ -186,7 +190,12 @@ def _consensus(readings: list[TextLine]) -> TextLine:
         return readings[i].confidence + sum(readings[j].confidence * Levenshtein.normalized_similarity(letters[i], letters[j])
                                             for j in range(len(readings)) if j != i)
 
-    return readings[max(candidates, key=support)]
+    best = max(candidates, key=support)
+    if not any(Levenshtein.normalized_similarity(letters[best], letters[j]) >= _SHARED for j in range(len(readings)) if j != best):
+        # No other picture reads it even half alike: one picture's noise (a street's texture read
+        # by the Thai model as "พฬพฟ-" at 0.63 beside "1 0๐", "แห", "2 6 จ"), not a line.
+        return TextLine("", 0.0, readings[best].box)
+    return readings[best]
 
 
 def _without_edge_pieces(picture: np.ndarray) -> np.ndarray:
