@@ -338,7 +338,7 @@ class Segmenter:
                     yield from self._split_at(current, current.gain_start, current.gain_before)
                 else:
                     self._absorb_gain(current)
-            elif settled and self._track_replacement(current, mask, lift, pts):
+            elif settled and self._track_replacement(current, mask, pts):
                 yield from self._split_at(current, current.replaced_start, current.replaced_before)
             elif settled and (replaced := self._glyph_replaced(current, mask, pts)) is not None:
                 yield from self._split_at(current, *replaced, text_changed=True)
@@ -597,21 +597,16 @@ class Segmenter:
                 segment.vote(frame.mask)
         segment.gain, segment.gain_frames = None, 0
 
-    def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, lift: np.ndarray, pts: float) -> bool:
+    def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
         """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact
-        pixels, or show them no more (``still_shown`` as a look back asks it, the lines together
-        beyond the picture's own lift: a longer line over a short one's place kept half of its few
-        strokes at their pixels by chance, its lift gone; asked of each line, a thin row of Arabic
-        dots lifting like the picture "replaced" the same text), to strokes packed as
-        densely as text, in one box or in one line among other strokes (background that shifts is
-        sparser), and partly of their own (the same text half hidden by a bright picture keeps only
-        core pixels). Two of those frames at least must be no
+        pixels to strokes packed as densely as text, in one box or in one line among other strokes
+        (background that shifts is sparser), and partly of their own (the same text half hidden
+        by a bright picture keeps only core pixels). Two of those frames at least must be no
         repeat of a moved picture (``_repeats_moved_picture``): three frames of one held picture
         are one look, and over sunlit rock the texture a held step of a pan had moved confirmed a
         "replacement" of the same text every 0.24 s."""
-        if exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
-                (exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold
-                 and still_shown(segment.core, lift, self.settings, beyond_chance=True)) or \
+        if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
+                exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
                 not line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
             segment.replaced_frames = segment.replaced_looks = 0
             return False
