@@ -166,8 +166,7 @@ def _returns_to(before: _Group, between: _Group, after: _Group, settings: AlignS
     split every few frames, and one piece read with a wrong Thai vowel stood as a cue of its own;
     a text replaced by a similar one (a counter, a line that grows) does not come back."""
     return _close(before, between, settings, bridges) and _close(between, after, settings, bridges) \
-        and _read_alike(before.winner.text, after.winner.text) \
-        and fuzz.ratio(_comparable(before.winner.text), _comparable(between.winner.text)) >= settings.merge_similarity
+        and _read_alike(before.winner.text, after.winner.text) and _similar(before, between, settings, back_to_back=False)
 
 
 def align(pairs: Sequence[tuple[Segment, Reading]], settings: AlignSettings,

@@ -77,18 +77,16 @@ def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings, b
     # which a cut takes away; a core of picture strokes alone is judged by all its rows.
     shortest = settings.hold_line_height * max(y1 - y0 for _, y0, _, y1 in boxes) \
         if boxes and holds_text_line(core, settings) else 0
-    kept = needed = 0.0
+    kept, needed = [], []  # per line: its strokes lifted, and how many must be
     for x0, y0, x1, y1 in boxes:
         if y1 - y0 < shortest:
             continue
-        strokes = np.count_nonzero(core[y0:y1, x0:x1])
         chance = _lifted_beside(core, lift, (x0, y0, x1, y1), settings.hold_contrast) if beyond_chance else 0.0
-        line_kept = np.count_nonzero(lifted[y0:y1, x0:x1])
-        line_needed = (chance + settings.hold_share * (1 - chance)) * strokes
-        if not beyond_chance and line_kept < line_needed:
-            return False
-        kept, needed = kept + line_kept, needed + line_needed
-    return bool(kept >= needed)
+        kept.append(np.count_nonzero(lifted[y0:y1, x0:x1]))
+        needed.append((chance + settings.hold_share * (1 - chance)) * np.count_nonzero(core[y0:y1, x0:x1]))
+    if beyond_chance:
+        return bool(sum(kept) >= sum(needed))
+    return all(line_kept >= line_needed for line_kept, line_needed in zip(kept, needed))
 
 
 def _lifted_beside(core: np.ndarray, lift: np.ndarray, box: LineBox, contrast: int) -> float:

@@ -30,8 +30,8 @@ from subextract.stages.ocr import Reading, TextLine
 from subextract.stages.ocr.rapid import RapidOcrEngine, RapidTextDetector, is_centred, join_fragments, subtitle_boxes
 from subextract.stages.ocr.scripts import (TESSERACT_LANGUAGES, TesseractLanguage, installed_models,
                                            require_language, resolved_language, routable_scripts)
-from subextract.stages.ocr.tesseract import TesseractRecogniser, letters_of
-from subextract.stages.ocr.tesseract_text import cleaned
+from subextract.stages.ocr.tesseract import TesseractRecogniser
+from subextract.stages.ocr.tesseract_text import cleaned, letters_of
 from subextract.stages.ocr_fixes import is_junk
 
 log = logging.getLogger(__name__)

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import logging
 import threading
-import unicodedata
 
 import cv2
 import numpy as np
 from PIL import Image
 from rapidfuzz.distance import Levenshtein
+from rapidfuzz.process import cdist
 
 from subextract.errors import SubextractError
 from subextract.schema import LineBox
 from subextract.stages.ocr import TextLine
 from subextract.stages.ocr.scripts import TesseractLanguage, model_folder
+from subextract.stages.ocr.tesseract_text import letters_of
 
 log = logging.getLogger(__name__)
 
@@ -167,13 +168,6 @@ def grown_line(picture: np.ndarray) -> np.ndarray:
     return cv2.erode(picture, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (_THICKEN, _THICKEN)))
 
 
-def letters_of(text: str) -> str:
-    """The letters, digits and combining marks of ``text``: Thai vowels and tone marks, Devanagari
-    matras and Arabic harakat are marks (Unicode M*), not letters, yet they are the text (two
-    Thai readings differing only in a vowel above the line, ภาพ and ภําพ, had agreed)."""
-    return "".join(c for c in text if c.isalnum() or unicodedata.category(c).startswith("M"))
-
-
 def _consensus(readings: list[TextLine]) -> TextLine:
     """Of one line's readings from different pictures, the one the others agree with most: its
     own confidence plus each other reading's confidence times how alike their letters are (a
@@ -186,12 +180,14 @@ def _consensus(readings: list[TextLine]) -> TextLine:
     if not candidates:
         return max(readings, key=lambda line: line.confidence)
 
+    alike = cdist(letters, letters, scorer=Levenshtein.normalized_similarity, dtype=np.float64)
+    others = [[j for j in range(len(readings)) if j != i] for i in range(len(readings))]
+
     def support(i: int) -> float:
-        return readings[i].confidence + sum(readings[j].confidence * Levenshtein.normalized_similarity(letters[i], letters[j])
-                                            for j in range(len(readings)) if j != i)
+        return readings[i].confidence + sum(readings[j].confidence * alike[i, j] for j in others[i])
 
     best = max(candidates, key=support)
-    if not any(Levenshtein.normalized_similarity(letters[best], letters[j]) >= _SHARED for j in range(len(readings)) if j != best):
+    if not any(alike[best, j] >= _SHARED for j in others[best]):
         # No other picture reads it even half alike: one picture's noise (a street's texture read
         # by the Thai model as "พฬพฟ-" at 0.63 beside "1 0๐", "แห", "2 6 จ"), not a line.
         return TextLine("", 0.0, readings[best].box)

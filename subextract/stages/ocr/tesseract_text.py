@@ -31,6 +31,13 @@ _SARA_AM = {"Thai": (re.compile("\u0e4d([\u0e48-\u0e4b]?)\u0e32"), "\\1\u0e33"),
             "Lao": (re.compile("\u0ecd([\u0ec8-\u0ecb]?)\u0eb2"), "\\1\u0eb3")}
 
 
+def letters_of(text: str) -> str:
+    """The letters, digits and combining marks of ``text``: Thai vowels and tone marks, Devanagari
+    matras and Arabic harakat are marks (Unicode M*), not letters, yet they are the text (two
+    Thai readings differing only in a vowel above the line, ภาพ and ภําพ, had agreed)."""
+    return "".join(c for c in text if c.isalnum() or unicodedata.category(c).startswith("M"))
+
+
 def _monotonic(word: str) -> str:
     """A Greek word as monotonic Greek: a breathing on a word with no accent was its tonos."""
     decomposed = unicodedata.normalize("NFD", word).translate(_POLYTONIC_ACCENTS)
