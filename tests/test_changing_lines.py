@@ -14,7 +14,7 @@ from subextract.config import load_settings
 from subextract.pipeline.run import _ReadingCache
 from subextract.schema import Reading, TextLine
 from subextract.stages.align import align
-from subextract.stages.mask import dense_lines_holding, glyph_replaced, min_text_pixels, text_mask
+from subextract.stages.mask import carried_strokes, dense_lines_holding, glyph_replaced, min_text_pixels, text_mask
 from subextract.stages.region import TextBox, split_static
 from subextract.stages.segment import Segmenter
 from conftest import FPS, _filter_path, _font_dir, _ass_time, run_ffmpeg
@@ -242,15 +242,16 @@ def test_a_replacement_needs_two_looks_not_three_frames_of_one_held_picture():
     for i in range(5):
         list(segmenter.push(i / 25, with_text(background(0, "flat"), "SCENE 11")))
     segment = segmenter._open
-    replaced = text_mask(with_text(background(0, "flat"), "OTHER LINE"), SETTINGS)  # 55.4 % lost at their pixels
+    view = with_text(background(0, "flat"), "OTHER LINE")
+    replaced = text_mask(view, SETTINGS)  # 55.4 % lost at their pixels
     confirmed = []
     for pts, repeat in ((0.20, False), (0.24, True), (0.28, True), (0.32, False)):
         segmenter._repeat = repeat
-        confirmed.append(segmenter._track_replacement(segment, replaced, pts))
+        confirmed.append(segmenter._track_replacement(segment, replaced, view, pts))
     assert confirmed == [False, False, False, True] and segment.replaced_start == 0.20
     segment.replaced_frames = segment.replaced_looks = 0
     segmenter._repeat = False
-    assert [segmenter._track_replacement(segment, replaced, pts) for pts in (0.4, 0.44, 0.48)] == [False, False, True]
+    assert [segmenter._track_replacement(segment, replaced, view, pts) for pts in (0.4, 0.44, 0.48)] == [False, False, True]
 
 
 def _held_pan(i: int, hold: int, text: str) -> np.ndarray:
@@ -289,3 +290,60 @@ def test_a_glyph_changed_with_a_new_held_picture_splits_on_its_frame(hold):
     segments = segments_of([(pts, picture(i)) for i, pts in enumerate(t)], end=3.0)
     assert [(s.start, s.end) for s in segments] == [(t[0], t[change]), (t[change], 3.0)]
     assert segments[1].text_changed and segments[1].before_start == t[change - 1]
+
+
+# A pan of stroke-like texture: 300 thin bright strokes with dark rims (foliage, a panned still), on a
+# field twice the band's width, passing the outline test as text does.
+_FIELD_RNG = np.random.default_rng(7)
+_FIELD_STROKES = [np.array([(x, y), (x + dx0, y + dy0), (x + dx1, y + dy1)], np.int32)
+                  for x, y, dx0, dy0, dx1, dy1 in zip(_FIELD_RNG.integers(0, 1280, 300), _FIELD_RNG.integers(4, 76, 300),
+                                                      *(_FIELD_RNG.integers(-8, 9, 300) if k % 2 == 0
+                                                        else _FIELD_RNG.integers(-10, 11, 300) for k in range(4)))]
+
+
+def _stroke_field(offset: int) -> np.ndarray:
+    img = np.full((80, 640), 90, np.uint8)
+    for stroke in _FIELD_STROKES:
+        cv2.polylines(img, [stroke - [offset, 0]], False, 10, 5)
+    for stroke in _FIELD_STROKES:
+        cv2.polylines(img, [stroke - [offset, 0]], False, 245, 1)
+    return img
+
+
+def _field_pan(i: int, change: int | None = None, new: str = "", hold: int = 2) -> np.ndarray:
+    """Frame ``i`` of footage holding each picture ``hold`` frames, the field a pixel further at
+    each new picture, under "SCENE 11" (``new`` from frame ``change``)."""
+    return with_text(_stroke_field(i // hold), new if change is not None and i >= change else "SCENE 11")
+
+
+def test_strokes_a_pan_carried_are_found_where_it_carried_them():
+    before, after = _stroke_field(0), _stroke_field(3)  # the picture moved 3 px to the left
+    before_mask, after_mask = text_mask(before, SETTINGS), text_mask(after, SETTINGS)
+    carried = carried_strokes(before, before_mask, after)
+    assert carried is not None
+    assert np.count_nonzero(after_mask & carried) >= 0.95 * np.count_nonzero(after_mask)
+    assert np.count_nonzero(after_mask & before_mask) < 0.5 * np.count_nonzero(after_mask)  # not where they were
+    assert carried_strokes(before, before_mask, before) is None  # no motion: nothing carried
+
+
+@pytest.mark.parametrize("hold", [2, 3])
+def test_a_cue_over_a_pan_of_stroke_like_texture_is_one_segment(hold):
+    """The core of a young segment holds the field's strokes with the text's; each step of the pan
+    took most of them from their pixels and brought as many new ones, packed like text: a
+    "replacement" confirmed every 0.16 s (the held-out Thai over a panned forest: seven segments
+    for one cue), and with pictures held three frames a "changed glyph" every 0.12 s. The new
+    strokes were the frame before's, carried by the pan: no new text. The cue comes over the field
+    at frame 30 and goes at frame 60, both on a new picture of the pan."""
+    t = times(75)
+    frames = [(pts, _field_pan(i, hold=hold) if 30 <= i < 60 else _stroke_field(i // hold)) for i, pts in enumerate(t)]
+    assert [(s.start, s.end) for s in segments_of(frames, end=3.0)] == [(t[30], t[60])]
+
+
+@pytest.mark.parametrize("change", [30, 31])  # on a new picture of the pan, and on its repeat
+@pytest.mark.parametrize("new", ["OTHER LINE", "A NEW SUBTITLE HERE"])
+def test_a_cue_replaced_over_a_pan_of_stroke_like_texture_splits_on_its_frame(change, new):
+    """The new line's strokes are no stroke the pan carried: the replacement stands, on its own frame."""
+    t = times(60)
+    segments = segments_of([(pts, _field_pan(i, change, new)) for i, pts in enumerate(t)], end=2.4)
+    assert [(s.start, s.end) for s in segments] == [(0.0, t[change]), (t[change], 2.4)]
+

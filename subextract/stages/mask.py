@@ -123,7 +123,7 @@ def glyph_changed(a: np.ndarray, b: np.ndarray, share: float) -> bool:
 
 
 def glyph_replaced(core: np.ndarray, before: np.ndarray, masks: Sequence[np.ndarray], share: float,
-                   lines: Sequence[LineBox]) -> bool:
+                   lines: Sequence[LineBox], carried: np.ndarray | None = None) -> bool:
     """Whether consecutive frames (``masks``) all show a glyph of ``core`` changed at one place
     since the frame ``before`` them (``glyph_changed``): in one window on a text line of the core
     (``lines``, tight boxes), core strokes that frame had and none of them has, and strokes of
@@ -133,9 +133,12 @@ def glyph_replaced(core: np.ndarray, before: np.ndarray, masks: Sequence[np.ndar
     strokes a bright picture hid coming back), nor are strokes lost alone (a bright picture taking
     them). A stroke of the picture off the text's lines is no glyph, though it may be replaced at
     once too: footage of a lower frame rate than the video's holds each picture for a few frames,
-    and a figure it moves by a step is lost at one place and found at the next."""
+    and a figure it moves by a step is lost at one place and found at the next. Nor are strokes
+    of ``before`` the picture's motion ``carried`` to where they are now (``carried_strokes``)."""
     shown, steady = np.logical_or.reduce(masks), np.logical_and.reduce(masks)
     lost, new = core & before & ~shown, steady & ~core & ~before
+    if carried is not None:
+        new &= ~carried
     on_lines = _line_area(lines, core.shape)
     changed = _changed_windows(lost & on_lines, new & on_lines, core | steady, share)
     if changed is None:
@@ -199,6 +202,21 @@ def exact_lost_share(core: np.ndarray, mask: np.ndarray) -> float:
     ``lost_share`` forgives, but only a fraction at the same pixel."""
     core_count = int(np.count_nonzero(core))
     return np.count_nonzero(core & ~mask) / core_count if core_count else 1.0
+
+
+def carried_strokes(reference: np.ndarray, reference_mask: np.ndarray, view: np.ndarray) -> np.ndarray | None:
+    """``reference_mask``'s strokes where the picture's motion since ``reference`` carried them: a
+    whole-picture shift of a pixel or more (phase correlation of the two analysis views); None
+    where the picture did not move. Burned-in text stays put while the picture behind it pans,
+    so the strokes a pan carries are the picture's."""
+    if reference.shape != view.shape:
+        return None
+    (dx, dy), _ = cv2.phaseCorrelate(reference.astype(np.float32), view.astype(np.float32))
+    if round(dx) == 0 and round(dy) == 0:
+        return None
+    shift = np.float32([[1, 0, round(dx)], [0, 1, round(dy)]])
+    return cv2.warpAffine(reference_mask.view(np.uint8), shift, (view.shape[1], view.shape[0]),
+                          flags=cv2.INTER_NEAREST, borderValue=0).view(bool)
 
 
 def fading_out(core: np.ndarray, mask: np.ndarray, max_new_share: float, min_line_share: float) -> bool:

@@ -27,8 +27,7 @@ from subextract.config import SegmentSettings
 from subextract.schema import LineBox, Segment
 from subextract.stages.lines import line_boxes
 from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, centred,
-                                    dense_lines_holding,
-                                    exact_lost_share, fading_out, glyph_replaced, has_dense_line, has_text_line,
+                                    carried_strokes, dense_lines_holding, exact_lost_share, fading_out, glyph_replaced, has_dense_line, has_text_line,
                                     holds_text_line, is_line_like, line_like, lost_share, mask_hash, min_text_pixels,
                                     still_shown, stroke_lift, text_lines, text_mask)
 
@@ -132,6 +131,8 @@ class _OpenSegment:
     replaced_before: float | None = None
     replaced_frames: int = 0
     replaced_looks: int = 0  # ... of which no repeat of a moved picture
+    # ... and the frame before the first: its analysis view and mask (what a pan carried, _track_replacement)
+    replaced_reference: tuple[np.ndarray, np.ndarray | None] | None = None
     after_gap: bool = False  # opened after a frame without text (not split off another segment)
     # The recall guard's detector saw a text line over it (Segmenter.vouch): it is text whatever its
     # strokes look like to the tests of _core_problem.
@@ -228,6 +229,7 @@ class Segmenter:
         self._held = False  # the latest frame held the open segment on its strokes' lift alone
         self._moved = False  # the latest frame that differed from the one before it moved the picture
         self._repeat = False  # this frame repeats the one before it after a moved picture (_repeats_moved_picture)
+        self._last_mask: np.ndarray | None = None  # the latest frame's mask, as the open segment's tests saw it
         # Analysis views of the latest frames, for a new segment's look back at a fade-in.
         self._views: deque[tuple[float, np.ndarray]] = deque(
             maxlen=2 * settings.confirm_frames + settings.fade_frames + settings.look_back_frames + 2)
@@ -338,9 +340,9 @@ class Segmenter:
                     yield from self._split_at(current, current.gain_start, current.gain_before)
                 else:
                     self._absorb_gain(current)
-            elif settled and self._track_replacement(current, mask, pts):
+            elif settled and self._track_replacement(current, mask, view, pts):
                 yield from self._split_at(current, current.replaced_start, current.replaced_before)
-            elif settled and (replaced := self._glyph_replaced(current, mask, pts)) is not None:
+            elif settled and (replaced := self._glyph_replaced(current, mask, view, pts)) is not None:
                 yield from self._split_at(current, *replaced, text_changed=True)
         self._held = held
         opened = self._open
@@ -359,6 +361,7 @@ class Segmenter:
                     self._look_back(opened, view)
                 self._find_backdrop(opened)
         self._views.append((pts, view))
+        self._last_mask = mask
         self._previous_pts = pts
 
     def _take_vouch(self, pts: float, band_width: int, view: np.ndarray, lift: np.ndarray,
@@ -597,14 +600,20 @@ class Segmenter:
                 segment.vote(frame.mask)
         segment.gain, segment.gain_frames = None, 0
 
-    def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> bool:
+    def _track_replacement(self, segment: _OpenSegment, mask: np.ndarray, view: np.ndarray, pts: float) -> bool:
         """True once ``confirm_frames`` frames in a row have lost most core strokes at their exact
         pixels to strokes packed as densely as text, in one box or in one line among other strokes
         (background that shifts is sparser), and partly of their own (the same text half hidden
         by a bright picture keeps only core pixels). Two of those frames at least must be no
         repeat of a moved picture (``_repeats_moved_picture``): three frames of one held picture
         are one look, and over sunlit rock the texture a held step of a pan had moved confirmed a
-        "replacement" of the same text every 0.24 s."""
+        "replacement" of the same text every 0.24 s. And the new strokes the picture's motion
+        did not carry from the frame before the first (``carried_strokes``) must hold a line of
+        text: a core made of a young segment's frames holds the picture's strokes too, and a pan
+        of stroke-like texture (foliage, a panned still) took them away and brought others, a
+        "replacement" at every step of the pan (the held-out Thai over a panned forest: seven
+        segments for one cue; 99 % of the new strokes were the frame before's, moved; of text
+        replaced over a pan or a cut at most 45 %)."""
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
                 exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
                 not line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
@@ -612,19 +621,27 @@ class Segmenter:
             return False
         if segment.replaced_frames == 0:
             segment.replaced_start, segment.replaced_before = pts, self._previous_pts
+            segment.replaced_reference = (self._views[-1][1], self._last_mask) if self._views else None
+        carried = self._carried(view, *segment.replaced_reference) if segment.replaced_reference else None
+        if carried is not None and not line_like(mask & ~segment.core & ~carried, self._min_pixels(mask),
+                                                 self.settings.min_line_density):
+            segment.replaced_frames = segment.replaced_looks = 0
+            return False
         segment.replaced_frames += 1
         segment.replaced_looks += not self._repeat
         return segment.replaced_frames >= self.settings.confirm_frames and \
             segment.replaced_looks >= min(_REPLACEMENT_LOOKS, self.settings.confirm_frames)
 
-    def _glyph_replaced(self, segment: _OpenSegment, mask: np.ndarray, pts: float) -> tuple[float, float] | None:
+    def _glyph_replaced(self, segment: _OpenSegment, mask: np.ndarray, view: np.ndarray,
+                        pts: float) -> tuple[float, float] | None:
         """(the first frame's PTS, the PTS of the frame before it) when this frame and the ones
         before it (``confirm_frames`` in all, two looks among them at least, as for
         ``_track_replacement``) changed a glyph of the core at one place since the frame before them
         (``glyph_replaced``): a line replaced by one that differs in a character or two (a counter,
         a name before each line) loses too few strokes for the other tests. Repeats of a held
         picture lengthen the frames taken: over sunlit rock in footage holding each picture three
-        frames, a step of the pan and its two repeats "changed a glyph" every 0.12 s."""
+        frames, a step of the pan and its two repeats "changed a glyph" every 0.12 s. Strokes the
+        pan carried since the frame before them are no new glyph (``carried_strokes``)."""
         needed = min(_REPLACEMENT_LOOKS, self.settings.confirm_frames)
         earlier = list(segment.glyph_window)
         confirming, looks = [mask], int(not self._repeat)
@@ -635,10 +652,21 @@ class Segmenter:
         if not earlier or looks < needed or len(confirming) < self.settings.confirm_frames:
             return None
         lines = dense_lines_holding(segment.core, self._min_pixels(segment.core), self.settings.min_line_density)
-        if not glyph_replaced(segment.core, earlier[-1].mask, confirming, self.settings.repeat_glyph_change, lines):
+        before = earlier[-1]
+        if not glyph_replaced(segment.core, before.mask, confirming, self.settings.repeat_glyph_change, lines):
+            return None
+        # Asked only of a change found: a phase correlation every frame would cost more than the test.
+        before_view = next((seen for at, seen in reversed(self._views) if at == before.pts), None)
+        carried = self._carried(view, before_view, before.mask) if before_view is not None else None
+        if carried is not None and not glyph_replaced(segment.core, before.mask, confirming,
+                                                      self.settings.repeat_glyph_change, lines, carried):
             return None
         first = segment.glyph_window[len(earlier)].pts if len(confirming) > 1 else pts
         return first, earlier[-1].pts
+
+    @staticmethod
+    def _carried(view: np.ndarray, reference: np.ndarray, reference_mask: np.ndarray | None) -> np.ndarray | None:
+        return None if reference_mask is None else carried_strokes(reference, reference_mask, view)
 
     def _ring(self, core: np.ndarray) -> np.ndarray:
         return cv2.dilate(core.view(np.uint8), BESIDE).view(bool) & ~core
