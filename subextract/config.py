@@ -83,6 +83,7 @@ class SegmentSettings:
     change_threshold: Share
     exact_change_threshold: Share
     replacement_new_share: Share
+    replacement_carried_share: Share
     confirm_frames: Count
     held_moved_share: Share
     held_noise: Level

@@ -613,7 +613,7 @@ class Segmenter:
         of stroke-like texture (foliage, a panned still) took them away and brought others, a
         "replacement" at every step of the pan (the held-out Thai over a panned forest: seven
         segments for one cue; 99 % of the new strokes were the frame before's, moved; of text
-        replaced over a pan or a cut at most 45 %)."""
+        replaced over a pan or a cut at most 45 %; ``_carried_by_pan``)."""
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
                 exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
                 not line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
@@ -622,9 +622,7 @@ class Segmenter:
         if segment.replaced_frames == 0:
             segment.replaced_start, segment.replaced_before = pts, self._previous_pts
             segment.replaced_reference = (self._views[-1][1], self._last_mask) if self._views else None
-        carried = self._carried(view, *segment.replaced_reference) if segment.replaced_reference else None
-        if carried is not None and not line_like(mask & ~segment.core & ~carried, self._min_pixels(mask),
-                                                 self.settings.min_line_density):
+        if self._carried_by_pan(mask & ~segment.core, view, segment.replaced_reference, mask.size):
             segment.replaced_frames = segment.replaced_looks = 0
             return False
         segment.replaced_frames += 1
@@ -667,6 +665,19 @@ class Segmenter:
     @staticmethod
     def _carried(view: np.ndarray, reference: np.ndarray, reference_mask: np.ndarray | None) -> np.ndarray | None:
         return None if reference_mask is None else carried_strokes(reference, reference_mask, view)
+
+    def _carried_by_pan(self, new: np.ndarray, view: np.ndarray,
+                        reference: tuple[np.ndarray, np.ndarray | None] | None, size: int) -> bool:
+        """Whether the picture's motion since ``reference`` carried nearly all of the ``new`` strokes
+        (``replacement_carried_share``) and those it did not carry hold no line of text. A fade-in
+        over a picture drifting by under a pixel, rounded to one, still leaves a sixth of its
+        strokes uncarried; a pan of texture, a thousandth."""
+        carried = self._carried(view, *reference) if reference is not None else None
+        if carried is None:
+            return False
+        count = np.count_nonzero(new)
+        return count > 0 and np.count_nonzero(new & carried) >= self.settings.replacement_carried_share * count \
+            and not line_like(new & ~carried, min_text_pixels(size, self.settings), self.settings.min_line_density)
 
     def _ring(self, core: np.ndarray) -> np.ndarray:
         return cv2.dilate(core.view(np.uint8), BESIDE).view(bool) & ~core
