@@ -253,7 +253,8 @@ def test_a_replacement_needs_two_looks_not_three_frames_of_one_held_picture():
     assert confirmed == [False, False, False, True] and segment.replaced_start == 0.20
     segment.replaced_frames = segment.replaced_looks = 0
     segmenter._repeat = False
-    assert [segmenter._track_replacement(segment, replaced, view, pts) for pts in (0.4, 0.44, 0.48)] == [False, False, True]
+    assert [segmenter._track_replacement(segment, replaced, view, pts)
+            for pts in (0.4, 0.44, 0.48)] == [False, False, True]
 
 
 def _held_pan(i: int, hold: int, text: str) -> np.ndarray:
@@ -294,13 +295,17 @@ def test_a_glyph_changed_with_a_new_held_picture_splits_on_its_frame(hold):
     assert segments[1].text_changed and segments[1].before_start == t[change - 1]
 
 
-# A pan of stroke-like texture: 300 thin bright strokes with dark rims (foliage, a panned still), on a
-# field twice the band's width, passing the outline test as text does.
-_FIELD_RNG = np.random.default_rng(7)
-_FIELD_STROKES = [np.array([(x, y), (x + dx0, y + dy0), (x + dx1, y + dy1)], np.int32)
-                  for x, y, dx0, dy0, dx1, dy1 in zip(_FIELD_RNG.integers(0, 1280, 300), _FIELD_RNG.integers(4, 76, 300),
-                                                      *(_FIELD_RNG.integers(-8, 9, 300) if k % 2 == 0
-                                                        else _FIELD_RNG.integers(-10, 11, 300) for k in range(4)))]
+def _field_strokes() -> list[np.ndarray]:
+    """A pan of stroke-like texture: 300 thin bright strokes with dark rims (foliage, a panned
+    still), on a field twice the band's width, passing the outline test as text does."""
+    rng = np.random.default_rng(7)
+    xs, ys = rng.integers(0, 1280, 300), rng.integers(4, 76, 300)
+    dx0, dy0, dx1, dy1 = (rng.integers(-8, 9, 300) if k % 2 == 0 else rng.integers(-10, 11, 300) for k in range(4))
+    return [np.array([(x, y), (x + a, y + b), (x + c, y + d)], np.int32)
+            for x, y, a, b, c, d in zip(xs, ys, dx0, dy0, dx1, dy1)]
+
+
+_FIELD_STROKES = _field_strokes()
 
 
 def _stroke_field(offset: int) -> np.ndarray:

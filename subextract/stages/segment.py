@@ -26,10 +26,10 @@ import numpy as np
 from subextract.config import SegmentSettings
 from subextract.schema import LineBox, Segment
 from subextract.stages.lines import line_boxes
-from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, centred,
-                                    carried_strokes, dense_lines_holding, exact_lost_share, fading_out, glyph_replaced, has_dense_line, has_text_line,
-                                    holds_text_line, is_line_like, line_like, lost_share, mask_hash, min_text_pixels,
-                                    still_shown, stroke_lift, text_lines, text_mask)
+from subextract.stages.mask import (BESIDE, TOLERANCE, adds_line, analysis_view, below_band_minimum, carried_strokes,
+                                    centred, dense_lines_holding, exact_lost_share, fading_out, glyph_replaced,
+                                    has_dense_line, has_text_line, holds_text_line, is_line_like, line_like, lost_share,
+                                    mask_hash, min_text_pixels, still_shown, stroke_lift, text_lines, text_mask)
 
 logger = logging.getLogger(__name__)
 
@@ -607,13 +607,13 @@ class Segmenter:
         by a bright picture keeps only core pixels). Two of those frames at least must be no
         repeat of a moved picture (``_repeats_moved_picture``): three frames of one held picture
         are one look, and over sunlit rock the texture a held step of a pan had moved confirmed a
-        "replacement" of the same text every 0.24 s. And the new strokes the picture's motion
-        did not carry from the frame before the first (``carried_strokes``) must hold a line of
-        text: a core made of a young segment's frames holds the picture's strokes too, and a pan
-        of stroke-like texture (foliage, a panned still) took them away and brought others, a
-        "replacement" at every step of the pan (the held-out Thai over a panned forest: seven
-        segments for one cue; 99 % of the new strokes were the frame before's, moved; of text
-        replaced over a pan or a cut at most 45 %; ``_carried_by_pan``)."""
+        "replacement" of the same text every 0.24 s. Nor may the picture's motion since the frame
+        before the first have carried nearly all of the new strokes there, leaving no line of
+        text (``_carried_by_pan``): a core made of a young segment's frames holds the picture's
+        strokes too, and a pan of stroke-like texture (foliage, a panned still) took them away and
+        brought others, a "replacement" at every step of the pan (the held-out Thai over a panned
+        forest: seven segments for one cue; 99 % of the new strokes were the frame before's,
+        moved; of text replaced over a pan or a cut at most 45 %)."""
         if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold or \
                 exact_lost_share(mask, segment.core) < self.settings.replacement_new_share or \
                 not line_like(mask, self._min_pixels(mask), self.settings.min_line_density):
