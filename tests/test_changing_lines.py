@@ -383,3 +383,15 @@ def test_new_strokes_are_the_pans_only_where_it_carried_nearly_all_and_left_no_l
     assert not looser._carried_by_pan(with_line, after, reference, field.size)
     assert looser._carried_by_pan(field, after, reference, field.size)
     assert not segmenter._carried_by_pan(field, before, reference, field.size)  # no motion: nothing carried
+
+
+@pytest.mark.parametrize("hold, start", [(2, 21), (2, 22), (3, 31)])
+def test_a_cue_coming_over_a_young_segment_of_a_panned_field_starts_on_its_frame(hold, start):
+    """The field's strokes alone open segments; one a frame or two old when the cue comes keeps
+    most of its strokes within a pixel (the pan moved them one), so the cue's line added to it
+    looked like that segment's own text fading in, and the cue began with the field's frames. A
+    fade-in keeps its strokes at their very pixels; a pan's strokes are not at theirs."""
+    t = times(75)
+    frames = [(pts, _field_pan(i, hold=hold) if start <= i < 60 else _stroke_field(i // hold))
+              for i, pts in enumerate(t)]
+    assert [(s.start, s.end) for s in segments_of(frames, end=3.0)] == [(t[start], t[60])]

@@ -336,7 +336,8 @@ class Segmenter:
                     if not holds_text:
                         yield from self.finish(pts)
             elif self._track_gain(current, mask, pts):
-                if settled or lost_share(current.core, mask) > self.settings.change_threshold:
+                if settled or lost_share(current.core, mask) > self.settings.change_threshold \
+                        or exact_lost_share(current.core, mask) > self.settings.exact_change_threshold:
                     yield from self._split_at(current, current.gain_start, current.gain_before)
                 else:
                     self._absorb_gain(current)
