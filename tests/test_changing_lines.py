@@ -355,7 +355,6 @@ def test_a_cue_replaced_over_a_pan_of_stroke_like_texture_splits_on_its_frame(ch
     assert [(s.start, s.end) for s in segments] == [(0.0, t[change]), (t[change], 2.4)]
 
 
-
 def test_new_strokes_are_the_pans_only_where_it_carried_nearly_all_and_left_no_line():
     """``_carried_by_pan``: the field moved a pixel carries 99 % of its strokes. A sixth of the new
     strokes left where the pan puts none (a fade-in over a picture drifting by under a pixel,
@@ -364,7 +363,7 @@ def test_new_strokes_are_the_pans_only_where_it_carried_nearly_all_and_left_no_l
     before, after = _stroke_field(0), _stroke_field(1)
     reference = (before, text_mask(before, SETTINGS))
     field = text_mask(after, SETTINGS)
-    assert segmenter._carried_by_pan(field, after, reference, field.size)
+    assert segmenter._carried_by_pan(field, after, reference)
     specks = np.zeros_like(field)
     specks[::6, ::6] = True  # strewn, no line
     specks &= ~cv2.dilate(field.view(np.uint8), np.ones((3, 3), np.uint8)).view(bool)
@@ -372,17 +371,17 @@ def test_new_strokes_are_the_pans_only_where_it_carried_nearly_all_and_left_no_l
     ys, xs = np.nonzero(specks)
     strewn = field.copy()
     strewn[ys[:uncarried], xs[:uncarried]] = True
-    assert not segmenter._carried_by_pan(strewn, after, reference, field.size)
+    assert not segmenter._carried_by_pan(strewn, after, reference)
     strewn_fewer = field.copy()
     strewn_fewer[ys[:uncarried // 3], xs[:uncarried // 3]] = True  # 94 % carried
-    assert segmenter._carried_by_pan(strewn_fewer, after, reference, field.size)
+    assert segmenter._carried_by_pan(strewn_fewer, after, reference)
     # A short line ("HI", 280 strokes against the field's 2,000) leaves 88 % carried: under a share
     # of 0.8 only the line tells it from the pan's strokes.
     with_line = field | text_mask(with_text(np.full((80, 640), 90, np.uint8), "HI"), SETTINGS)
     looser = Segmenter(0, dataclasses.replace(SETTINGS, replacement_carried_share=0.8))
-    assert not looser._carried_by_pan(with_line, after, reference, field.size)
-    assert looser._carried_by_pan(field, after, reference, field.size)
-    assert not segmenter._carried_by_pan(field, before, reference, field.size)  # no motion: nothing carried
+    assert not looser._carried_by_pan(with_line, after, reference)
+    assert looser._carried_by_pan(field, after, reference)
+    assert not segmenter._carried_by_pan(field, before, reference)  # no motion: nothing carried
 
 
 @pytest.mark.parametrize("hold, start", [(2, 21), (2, 22), (3, 31)])

@@ -132,7 +132,7 @@ class _OpenSegment:
     replaced_frames: int = 0
     replaced_looks: int = 0  # ... of which no repeat of a moved picture
     # ... and the frame before the first: its analysis view and mask (what a pan carried, _track_replacement)
-    replaced_reference: tuple[np.ndarray, np.ndarray | None] | None = None
+    replaced_reference: tuple[np.ndarray, np.ndarray] | None = None
     after_gap: bool = False  # opened after a frame without text (not split off another segment)
     # The recall guard's detector saw a text line over it (Segmenter.vouch): it is text whatever its
     # strokes look like to the tests of _core_problem.
@@ -229,7 +229,8 @@ class Segmenter:
         self._held = False  # the latest frame held the open segment on its strokes' lift alone
         self._moved = False  # the latest frame that differed from the one before it moved the picture
         self._repeat = False  # this frame repeats the one before it after a moved picture (_repeats_moved_picture)
-        self._last_mask: np.ndarray | None = None  # the latest frame's mask, as the open segment's tests saw it
+        # The latest frame's analysis view and its mask as the open segment's tests saw it (what a pan carried).
+        self._last_frame: tuple[np.ndarray, np.ndarray] | None = None
         # Analysis views of the latest frames, for a new segment's look back at a fade-in.
         self._views: deque[tuple[float, np.ndarray]] = deque(
             maxlen=2 * settings.confirm_frames + settings.fade_frames + settings.look_back_frames + 2)
@@ -362,7 +363,7 @@ class Segmenter:
                     self._look_back(opened, view)
                 self._find_backdrop(opened)
         self._views.append((pts, view))
-        self._last_mask = mask
+        self._last_frame = view, mask
         self._previous_pts = pts
 
     def _take_vouch(self, pts: float, band_width: int, view: np.ndarray, lift: np.ndarray,
@@ -622,8 +623,8 @@ class Segmenter:
             return False
         if segment.replaced_frames == 0:
             segment.replaced_start, segment.replaced_before = pts, self._previous_pts
-            segment.replaced_reference = (self._views[-1][1], self._last_mask) if self._views else None
-        if self._carried_by_pan(mask & ~segment.core, view, segment.replaced_reference, mask.size):
+            segment.replaced_reference = self._last_frame
+        if self._carried_by_pan(mask & ~segment.core, view, segment.replaced_reference):
             segment.replaced_frames = segment.replaced_looks = 0
             return False
         segment.replaced_frames += 1
@@ -656,29 +657,25 @@ class Segmenter:
             return None
         # Asked only of a change found: a phase correlation every frame would cost more than the test.
         before_view = next((seen for at, seen in reversed(self._views) if at == before.pts), None)
-        carried = self._carried(view, before_view, before.mask) if before_view is not None else None
+        carried = carried_strokes(before_view, before.mask, view) if before_view is not None else None
         if carried is not None and not glyph_replaced(segment.core, before.mask, confirming,
                                                       self.settings.repeat_glyph_change, lines, carried):
             return None
         first = segment.glyph_window[len(earlier)].pts if len(confirming) > 1 else pts
         return first, earlier[-1].pts
 
-    @staticmethod
-    def _carried(view: np.ndarray, reference: np.ndarray, reference_mask: np.ndarray | None) -> np.ndarray | None:
-        return None if reference_mask is None else carried_strokes(reference, reference_mask, view)
-
     def _carried_by_pan(self, new: np.ndarray, view: np.ndarray,
-                        reference: tuple[np.ndarray, np.ndarray | None] | None, size: int) -> bool:
+                        reference: tuple[np.ndarray, np.ndarray] | None) -> bool:
         """Whether the picture's motion since ``reference`` carried nearly all of the ``new`` strokes
         (``replacement_carried_share``) and those it did not carry hold no line of text. A fade-in
         over a picture drifting by under a pixel, rounded to one, still leaves a sixth of its
         strokes uncarried; a pan of texture, a thousandth."""
-        carried = self._carried(view, *reference) if reference is not None else None
+        carried = carried_strokes(*reference, view) if reference is not None else None
         if carried is None:
             return False
         count = np.count_nonzero(new)
         return count > 0 and np.count_nonzero(new & carried) >= self.settings.replacement_carried_share * count \
-            and not line_like(new & ~carried, min_text_pixels(size, self.settings), self.settings.min_line_density)
+            and not line_like(new & ~carried, self._min_pixels(new), self.settings.min_line_density)
 
     def _ring(self, core: np.ndarray) -> np.ndarray:
         return cv2.dilate(core.view(np.uint8), BESIDE).view(bool) & ~core
