@@ -228,7 +228,7 @@ def prompt_tokens(engine: Any, crop: np.ndarray) -> dict[str, Any]:
     from transformers import AutoProcessor
     from vllm import SamplingParams
 
-    from subextract.stages.ocr.vlm import prepare, to_pil
+    from subextract.stages.ocr.vlm import prepare, stack_strips, to_pil
 
     settings = engine.settings
     picture = prepare(crop, settings.max_side, settings.max_pixels)
@@ -267,7 +267,7 @@ def vllm_tower_against_per_crop(engine: Any, crops: list[np.ndarray]) -> dict[st
     import torch
     from transformers import AutoImageProcessor
 
-    from subextract.stages.ocr.vlm import prepare, to_pil
+    from subextract.stages.ocr.vlm import prepare, stack_strips, to_pil
 
     settings = engine.settings
     batch = AutoImageProcessor.from_pretrained(settings.model).preprocess(
@@ -947,7 +947,7 @@ def worker_peak(args: argparse.Namespace) -> dict[str, Any]:
             "device": torch.cuda.get_device_name()}
 
 
-def crop_arithmetic(model_dir: str, preset: str, tokens: int, picture: str = "") -> dict[str, Any]:
+def crop_arithmetic(model_dir: str, preset: str, tokens: int, picture: str = "", stack: int = 1) -> dict[str, Any]:
     """Floating-point operations (a multiply-add is two) to read one crop, from the model's config
     and its processor: every linear layer and convolution of the vision tower over the crop's
     patches (the patch grid the model's image processor makes of the preset's crop), the merger's
@@ -955,12 +955,14 @@ def crop_arithmetic(model_dir: str, preset: str, tokens: int, picture: str = "")
     the processor makes them) and the reply's steps, the output projection once per reply token,
     and attention's two products (the tower's over each crop's patches, the text model's causal
     prefill and each decode step over its context). HunYuanVL's module names; other models count
-    their whole tower at the patch count."""
+    their whole tower at the patch count. With ``stack`` > 1 the picture is that many crops stacked
+    as the engine stacks them (``--stack``), its reply ``tokens`` per crop, and the figures per crop
+    are the stacked picture's divided by ``stack``."""
     import torch
     import transformers
 
     from subextract.config import load_settings
-    from subextract.stages.ocr.vlm import prepare, to_pil
+    from subextract.stages.ocr.vlm import prepare, stack_strips, to_pil
 
     settings = load_settings(preset).ocr
     max_side, max_pixels = settings.max_side, settings.max_pixels
@@ -968,6 +970,9 @@ def crop_arithmetic(model_dir: str, preset: str, tokens: int, picture: str = "")
         width, height = (int(v) for v in picture.split("x"))
         max_side, max_pixels = width, width * height
     crop = prepare(band_crops(1)[0], max_side, max_pixels)
+    if stack > 1:
+        crop = stack_strips([crop] * stack)
+    tokens *= stack
     processor = transformers.AutoProcessor.from_pretrained(model_dir)
     messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": settings.prompt}]}]
     text = processor.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
@@ -1001,9 +1006,9 @@ def crop_arithmetic(model_dir: str, preset: str, tokens: int, picture: str = "")
     total = vision + text_linear + head + attention
     return {"picture": f"{crop.shape[1]}x{crop.shape[0]}", "resized_to": f"{grid_w * vc.patch_size}x"
             f"{grid_h * vc.patch_size}", "patches": patches, "visual_tokens": visual_tokens, "prompt_tokens": prompt,
-            "reply_tokens": tokens, "vision_tflop": vision / 1e12,
-            "text_tflop": (text_linear + head + attention) / 1e12,
-            "tflop_per_crop": total / 1e12}
+            "reply_tokens": tokens, "stack": stack, "vision_tflop": vision / 1e12 / stack,
+            "text_tflop": (text_linear + head + attention) / 1e12 / stack,
+            "tflop_per_crop": total / 1e12 / stack}
 
 
 def ceiling(args: argparse.Namespace, results: list[dict[str, Any]]) -> dict[str, Any]:
