@@ -84,3 +84,23 @@ def test_bfloat16_stays_within_its_rounding(model):
     for (low, _), (high, _) in zip(rounded, exact):
         assert low.dtype == torch.bfloat16
         assert float((low.float() - high).norm() / high.norm()) < 2e-2
+
+
+def test_a_pass_holds_a_bounded_number_of_patches_whatever_the_picture_size(tower, monkeypatch):
+    """Stacked strips make pictures of several thousand patches: a pass takes as many of one size as
+    fit the patch bound (64 pictures of eight stacked strips ran the H200 out of memory), and the
+    embeddings are the same as in one pass."""
+    from subextract.stages.ocr import vision_tower
+
+    rng = np.random.default_rng(3)
+    pictures = [rng.integers(0, 256, (72, 640), dtype=np.uint8) for _ in range(5)]
+    whole = tower.embed(pictures)
+    patches = tower.patches(pictures[:1])[0].shape[1]
+    passes: list[int] = []
+    tower_batch = tower.tower_batch
+    monkeypatch.setattr(vision_tower, "MAX_PATCHES_PER_PASS", 2 * patches + 1)
+    monkeypatch.setattr(tower, "tower_batch", lambda p, grid: passes.append(len(p)) or tower_batch(p, grid))
+    bounded = tower.embed(pictures)
+    assert passes == [2, 2, 1]
+    for (a, _), (b, _) in zip(bounded, whole):
+        assert torch.allclose(a, b, atol=1e-5)

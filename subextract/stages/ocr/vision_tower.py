@@ -29,9 +29,10 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-# Crops of one size per pass through the tower: bounds the activations (64 crops of 1536x192:
-# ~74k patches, ~1.3 GB of bf16 MLP activations).
-MAX_CROPS_PER_PASS = 64
+# Patches per pass through the tower: bounds the activations (64 crops of 1536x192: ~74k patches,
+# ~1.3 GB of bf16 MLP activations). Counted in patches, not pictures: 64 pictures of eight
+# stacked strips (7,040 patches each) ran the H200 out of memory.
+MAX_PATCHES_PER_PASS = 64 * 1152
 
 
 def visual_tokens(grid_h: int, grid_w: int, merge_size: int) -> int:
@@ -72,14 +73,23 @@ class HunYuanVisionTower:
         out: list[tuple[Any, Any] | None] = [None] * len(pictures)
         with torch.inference_mode():
             for members in by_size.values():
-                for start in range(0, len(members), MAX_CROPS_PER_PASS):
-                    chunk = members[start:start + MAX_CROPS_PER_PASS]
+                per_pass = self.pictures_per_pass(pictures[members[0]].shape)
+                for start in range(0, len(members), per_pass):
+                    chunk = members[start:start + per_pass]
                     patches, grid = self.patches([pictures[i] for i in chunk])
                     embeddings = self.tower_batch(patches, grid).to("cpu")
                     grid_row = torch.tensor([grid], dtype=torch.long)
                     for position, index in enumerate(chunk):
                         out[index] = (embeddings[position], grid_row)
         return out  # type: ignore[return-value]
+
+    def pictures_per_pass(self, shape: tuple[int, ...]) -> int:
+        """Pictures of ``shape`` that one pass holds within ``MAX_PATCHES_PER_PASS`` (at least one)."""
+        from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import smart_resize
+
+        height, width = smart_resize(shape[0], shape[1], factor=self.patch_size * self.merge_size,
+                                     min_pixels=self.min_pixels, max_pixels=self.max_pixels)
+        return max(1, MAX_PATCHES_PER_PASS // (height * width // self.patch_size ** 2))
 
     def patches(self, pictures: Sequence[np.ndarray]) -> tuple[Any, tuple[int, int, int]]:
         """Pictures of one size as the processor prepares them: (crops, patches, 3 * 16 * 16)
