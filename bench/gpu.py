@@ -139,6 +139,19 @@ def ocr_settings(preset: str, engine: str, model: str, tokens: int, options: dic
     return settings.ocr
 
 
+def engine_rounds_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments of the one-engine A/B benches (gpu_hostwork.py, gpu_stack.py): the model, the
+    output folder, the preset, the crops read a round, the rounds and the reply length."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--preset", default="hunyuanocr")
+    parser.add_argument("--n", type=int, default=512)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=24, help="reply tokens (a stack: per strip)")
+    return parser
+
+
 def force_reply_length(engine: Any, tokens: int, logprobs: bool = True) -> None:
     """Every reply exactly ``tokens`` long: random weights would otherwise run to max_tokens."""
     if engine.name == "transformers":

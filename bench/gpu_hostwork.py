@@ -21,7 +21,6 @@ cProfile of one read of the newest path.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import io
 import json
@@ -36,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from gpu import band_crops, force_reply_length, ocr_settings, percentiles  # noqa: E402
+from gpu import band_crops, engine_rounds_parser, force_reply_length, ocr_settings, percentiles  # noqa: E402
 
 PATHS = ("text", "ids", "ids-flat", "ids-flat-dec")
 
@@ -68,13 +67,7 @@ def decoding_check(engine: Any, pictures: list[Any]) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--preset", default="hunyuanocr")
-    parser.add_argument("--n", type=int, default=512)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--tokens", type=int, default=24)
+    parser = engine_rounds_parser(__doc__)
     parser.add_argument("--one-crop", type=int, default=40, help="single-crop reads per path for latency")
     parser.add_argument("--paths", default=",".join(PATHS))
     args = parser.parse_args()

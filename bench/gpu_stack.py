@@ -22,7 +22,6 @@ runs where the model answers one line per strip, which a real HunyuanOCR must be
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import statistics
@@ -36,7 +35,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from gpu import (DATASHEET_BF16_TFLOPS, GpuMemory, band_crops, crop_arithmetic, fed_16_at_a_time,  # noqa: E402
-                 force_reply_length, ocr_settings, worker_peak)
+                 engine_rounds_parser, force_reply_length, ocr_settings, worker_peak)
 
 
 def lines_per_strip(engine: Any, stack: int) -> None:
@@ -82,13 +81,7 @@ def tower_seconds(engine: Any, base: Any, crops: list[Any], stack: int) -> float
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("model")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--preset", default="hunyuanocr")
-    parser.add_argument("--n", type=int, default=512)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--tokens", type=int, default=24, help="reply tokens per strip")
+    parser = engine_rounds_parser(__doc__)
     parser.add_argument("--stacks", default="1,2,4,8")
     parser.add_argument("--engine-options", type=json.loads, default={},
                         help="JSON merged over the preset's engine options (a small model on the CPU)")
