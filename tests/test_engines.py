@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+import time
+from concurrent.futures import Future
 from dataclasses import replace
 
 import cv2
@@ -16,9 +18,9 @@ import pytest
 
 from subextract.config import load_settings
 from subextract.errors import SubextractError
-from subextract.schema import Reading
-from subextract.stages.ocr import (ENGINES, DeferredEngine, EnginePool, SerializedEngine, create_engine, engine_traits,
-                                  replicated, sharing)
+from subextract.schema import Reading, TextLine
+from subextract.stages.ocr import (ENGINES, DeferredEngine, EnginePool, OcrFailure, SerializedEngine, create_engine,
+                                  engine_traits, replicated, sharing)
 
 
 def test_every_engine_declares_its_traits_and_a_module_that_exists():
@@ -149,3 +151,78 @@ def test_each_vllm_replica_keeps_the_room_one_engine_leaves():
         assert taken + replicas * (1 - share) == pytest.approx(1.0)
     with pytest.raises(SubextractError, match="12 OCR replicas do not fit on one device"):
         replica_memory_share(0.9, 12)
+
+
+def test_a_serialized_engine_reads_the_batches_handed_over_meanwhile_in_one_call():
+    """While one job's batch is read, the batches other jobs hand over wait and are then read
+    together in one call (a GPU model reads one call of many crops faster than many small ones);
+    each job gets its own readings back, its line boxes passed in its crops' places, and its own
+    share of a failure."""
+    calls: list[tuple[list[int], list]] = []
+    first_call_may_end = threading.Event()
+
+    class Recording:
+        name = "recording"
+        fail_at: int | None = None
+
+        def read_batch(self, images, line_boxes=None):
+            calls.append(([int(image[0, 0]) for image in images], line_boxes))
+            if len(calls) == 1:
+                first_call_may_end.wait(10)
+            readings = [Reading(lines=(TextLine(text=str(int(image[0, 0])), confidence=1.0, box=(0, 0, 4, 4)),))
+                        for image in images]
+            if self.fail_at is not None:
+                raise OcrFailure("engine died", readings[:self.fail_at] + [None] * (len(images) - self.fail_at))
+            return readings
+
+    inner = Recording()
+    ready: Future = Future()
+    ready.set_result(inner)
+    engine = SerializedEngine(ready)
+
+    def crops(*values):
+        return [np.full((4, 4), value, np.uint8) for value in values]
+
+    results: dict[str, object] = {}
+
+    def job(name, images, boxes=None):
+        try:
+            results[name] = [r.lines[0].text for r in engine.read_batch(images, line_boxes=boxes)]
+        except OcrFailure as failure:
+            results[name] = failure.readings
+
+    first = threading.Thread(target=job, args=("a", crops(1, 2)))
+    first.start()
+    while not calls:
+        time.sleep(0.01)
+    waiting = [threading.Thread(target=job, args=("b", crops(3), [[(0, 0, 4, 2)]])),
+               threading.Thread(target=job, args=("c", crops(4, 5)))]
+    for thread in waiting:
+        thread.start()
+    while len(engine._handed) < 2:
+        time.sleep(0.01)
+    first_call_may_end.set()
+    for thread in (first, *waiting):
+        thread.join(10)
+    assert [values for values, _ in calls] == [[1, 2], [3, 4, 5]]
+    assert calls[0][1] is None and calls[1][1] == [[(0, 0, 4, 2)], (), ()]
+    assert results == {"a": ["1", "2"], "b": ["3"], "c": ["4", "5"]}
+
+    calls.clear()
+    inner.fail_at = 1
+    first_call_may_end.clear()
+    first = threading.Thread(target=job, args=("a", crops(1)))
+    first.start()
+    while not calls:
+        time.sleep(0.01)
+    waiting = [threading.Thread(target=job, args=("b", crops(2, 3))), threading.Thread(target=job, args=("c", crops(4)))]
+    for thread in waiting:
+        thread.start()
+    while len(engine._handed) < 2:
+        time.sleep(0.01)
+    first_call_may_end.set()
+    for thread in (first, *waiting):
+        thread.join(10)
+    assert [values for values, _ in calls] == [[1], [2, 3, 4]]
+    assert [r.lines[0].text for r in results["b"][:1]] == ["2"] and results["b"][1] is None
+    assert results["c"] == [None]

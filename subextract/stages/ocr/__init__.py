@@ -13,7 +13,7 @@ import importlib
 import threading
 from concurrent.futures import Future
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -155,18 +155,70 @@ class DeferredEngine:
         return getattr(self._engine.result(), name)
 
 
+@dataclass
+class _HandedBatch:
+    """One caller's batch waiting for a SerializedEngine, and what came of it."""
+
+    images: Sequence[np.ndarray]
+    line_boxes: Sequence[Sequence[LineBox]] | None
+    readings: list[Reading] = field(default_factory=list)
+    error: BaseException | None = None
+    read: bool = False
+
+
 class SerializedEngine(DeferredEngine):
-    """A DeferredEngine read one batch at a time; each job's OCR worker still gathers what
-    queued up meanwhile into one batch."""
+    """A DeferredEngine read one call at a time. The batches that other jobs hand over while it
+    reads are read together in its next call, one call for all of them: one vLLM call of 64 crops
+    reads faster than four of 16 (docs/gpu.md), and each job's OCR worker can only gather its own
+    job's queue."""
 
     def __init__(self, engine: "Future[OcrEngine]") -> None:
         super().__init__(engine)
-        self._lock = threading.Lock()
+        self._reading = threading.Lock()
+        self._handing = threading.Lock()
+        self._handed: list[_HandedBatch] = []
 
-    def read_batch(self, *args: Any, **kwargs: Any) -> list[Reading]:
+    def read_batch(self, images: Sequence[np.ndarray],
+                   line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
         engine = self._engine.result()
-        with self._lock:
-            return engine.read_batch(*args, **kwargs)
+        mine = _HandedBatch(images, line_boxes)
+        with self._handing:
+            self._handed.append(mine)
+        with self._reading:
+            if not mine.read:  # no call before this one took it along
+                with self._handing:
+                    together, self._handed = self._handed, []
+                _read_together(engine, together)
+        if mine.error is not None:
+            raise mine.error
+        return mine.readings
+
+
+def _read_together(engine: OcrEngine, batches: list[_HandedBatch]) -> None:
+    """Read every batch in one call and hand each its own readings, or its share of the failure."""
+    images = [image for batch in batches for image in batch.images]
+    boxes = None
+    if any(batch.line_boxes is not None for batch in batches):
+        boxes = [box for batch in batches
+                 for box in (batch.line_boxes if batch.line_boxes is not None else [()] * len(batch.images))]
+    try:
+        readings: Sequence[Reading | None] = engine.read_batch(images, line_boxes=boxes)
+        failure: BaseException | None = None
+    except OcrFailure as exc:  # each batch keeps what was read of it before the failure
+        readings, failure = exc.readings, exc
+    except BaseException as exc:
+        readings, failure = [], exc
+    start = 0
+    for batch in batches:
+        own = list(readings[start:start + len(batch.images)])
+        start += len(batch.images)
+        if isinstance(failure, OcrFailure):
+            batch.error = OcrFailure(str(failure), own)
+        elif failure is not None:
+            batch.error = failure
+        else:
+            batch.readings = own
+        batch.read = True
 
 
 class EnginePool:
