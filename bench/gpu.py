@@ -140,8 +140,9 @@ def ocr_settings(preset: str, engine: str, model: str, tokens: int, options: dic
 
 
 def engine_rounds_parser(description: str) -> argparse.ArgumentParser:
-    """The arguments of the one-engine A/B benches (gpu_hostwork.py, gpu_stack.py): the model, the
-    output folder, the preset, the crops read a round, the rounds and the reply length."""
+    """The arguments of the one-engine A/B benches (gpu_hostwork.py, gpu_stack.py, gpu_callers.py):
+    the model, the output folder, the preset, the crops read a round, the rounds, the reply length
+    and engine options over the preset's."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model")
     parser.add_argument("--out", required=True)
@@ -149,6 +150,8 @@ def engine_rounds_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--n", type=int, default=512)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=24, help="reply tokens (a stack: per strip)")
+    parser.add_argument("--engine-options", type=json.loads, default={},
+                        help="JSON merged over the preset's engine options (a small model on the CPU)")
     return parser
 
 

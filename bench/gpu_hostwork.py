@@ -79,7 +79,7 @@ def main() -> int:
     from subextract.stages.ocr.vlm import prepare
 
     began = time.perf_counter()
-    settings = ocr_settings(args.preset, "vllm", args.model, args.tokens, {"load_format": "dummy"})
+    settings = ocr_settings(args.preset, "vllm", args.model, args.tokens, {"load_format": "dummy", **args.engine_options})
     engine = create_engine(settings)
     result: dict[str, Any] = {"preset": args.preset, "n": args.n, "tokens": args.tokens,
                               "start_s": time.perf_counter() - began, "paths": paths,

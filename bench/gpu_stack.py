@@ -83,8 +83,6 @@ def tower_seconds(engine: Any, base: Any, crops: list[Any], stack: int) -> float
 def main() -> int:
     parser = engine_rounds_parser(__doc__)
     parser.add_argument("--stacks", default="1,2,4,8")
-    parser.add_argument("--engine-options", type=json.loads, default={},
-                        help="JSON merged over the preset's engine options (a small model on the CPU)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
