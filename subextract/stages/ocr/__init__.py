@@ -202,7 +202,8 @@ def _read_together(engine: OcrEngine, batches: list[_HandedBatch]) -> None:
         boxes = [box for batch in batches
                  for box in (batch.line_boxes if batch.line_boxes is not None else [()] * len(batch.images))]
     try:
-        readings: Sequence[Reading | None] = engine.read_batch(images, line_boxes=boxes)
+        readings: Sequence[Reading | None] = (engine.read_batch(images) if boxes is None
+                                              else engine.read_batch(images, line_boxes=boxes))
         failure: BaseException | None = None
     except OcrFailure as exc:  # each batch keeps what was read of it before the failure
         readings, failure = exc.readings, exc
