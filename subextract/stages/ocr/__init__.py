@@ -174,21 +174,30 @@ class SerializedEngine(DeferredEngine):
 
     def __init__(self, engine: "Future[OcrEngine]") -> None:
         super().__init__(engine)
-        self._reading = threading.Lock()
-        self._handing = threading.Lock()
+        # One condition for the hand-over and the engine's turn: a job whose batch another call
+        # read is woken the moment that call ends, not after the next call it would queue behind.
+        self._turn = threading.Condition()
+        self._busy = False
         self._handed: list[_HandedBatch] = []
 
     def read_batch(self, images: Sequence[np.ndarray],
                    line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
         engine = self._engine.result()
         mine = _HandedBatch(images, line_boxes)
-        with self._handing:
+        with self._turn:
             self._handed.append(mine)
-        with self._reading:
-            if not mine.read:  # no call before this one took it along
-                with self._handing:
-                    together, self._handed = self._handed, []
+            while self._busy and not mine.read:
+                self._turn.wait()
+            if not mine.read:  # no call before this one took it along: this job reads for all waiting
+                self._busy = True
+                together, self._handed = self._handed, []
+        if not mine.read:
+            try:
                 _read_together(engine, together)
+            finally:
+                with self._turn:
+                    self._busy = False
+                    self._turn.notify_all()
         if mine.error is not None:
             raise mine.error
         return mine.readings
