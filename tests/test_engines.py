@@ -191,19 +191,22 @@ def test_a_serialized_engine_reads_the_batches_handed_over_meanwhile_in_one_call
         except OcrFailure as failure:
             results[name] = failure.readings
 
-    first = threading.Thread(target=job, args=("a", crops(1, 2)))
-    first.start()
-    while not calls:
-        time.sleep(0.01)
-    waiting = [threading.Thread(target=job, args=("b", crops(3), [[(0, 0, 4, 2)]])),
-               threading.Thread(target=job, args=("c", crops(4, 5)))]
-    for thread in waiting:
-        thread.start()
-    while len(engine._handed) < 2:
-        time.sleep(0.01)
-    first_call_may_end.set()
-    for thread in (first, *waiting):
-        thread.join(10)
+    def first_then_two_waiting(first_job, *waiting_jobs):
+        """The first job's call runs until the two others have handed their batches over."""
+        first = threading.Thread(target=job, args=first_job)
+        first.start()
+        while not calls:
+            time.sleep(0.01)
+        waiting = [threading.Thread(target=job, args=args) for args in waiting_jobs]
+        for thread in waiting:
+            thread.start()
+        while len(engine._handed) < 2:
+            time.sleep(0.01)
+        first_call_may_end.set()
+        for thread in (first, *waiting):
+            thread.join(10)
+
+    first_then_two_waiting(("a", crops(1, 2)), ("b", crops(3), [[(0, 0, 4, 2)]]), ("c", crops(4, 5)))
     assert [values for values, _ in calls] == [[1, 2], [3, 4, 5]]
     assert calls[0][1] is None and calls[1][1] == [[(0, 0, 4, 2)], (), ()]
     assert results == {"a": ["1", "2"], "b": ["3"], "c": ["4", "5"]}
@@ -211,18 +214,7 @@ def test_a_serialized_engine_reads_the_batches_handed_over_meanwhile_in_one_call
     calls.clear()
     inner.fail_at = 1
     first_call_may_end.clear()
-    first = threading.Thread(target=job, args=("a", crops(1)))
-    first.start()
-    while not calls:
-        time.sleep(0.01)
-    waiting = [threading.Thread(target=job, args=("b", crops(2, 3))), threading.Thread(target=job, args=("c", crops(4)))]
-    for thread in waiting:
-        thread.start()
-    while len(engine._handed) < 2:
-        time.sleep(0.01)
-    first_call_may_end.set()
-    for thread in (first, *waiting):
-        thread.join(10)
+    first_then_two_waiting(("a", crops(1)), ("b", crops(2, 3)), ("c", crops(4)))
     assert [values for values, _ in calls] == [[1], [2, 3, 4]]
     assert [r.lines[0].text for r in results["b"][:1]] == ["2"] and results["b"][1] is None
     assert results["c"] == [None]
