@@ -8,6 +8,10 @@ Sets (``--sets``, comma-separated, run in the order given):
              not in the batch's time
   inprocess  ``subextract batch --jobs N --engine vllm``: one in-process engine shared by the jobs,
              its start inside the batch's time (the jobs decode meanwhile)
+  service    ``subextract serve --engine openai`` against one ``vllm serve``, R replicas (each its own process,
+             port and ``--data``) x W ``--workers`` for each RxW of ``--service-layouts``: every video uploaded
+             to ``POST /v1/jobs`` at once (round robin over the replicas) and polled to its end, as a client
+             of the HTTP API would; the time from the first upload to the last job's end (docs/service.md)
   ray        ``subextract batch --ray --ray-split`` on a local Ray cluster (this machine's cores) against one
              ``vllm serve``: segments on Ray's CPU workers, crops read by ``--ray-readers`` openai-engine actors
              (needs ``ray[data]`` importable); the server's start is not in the batch's time
@@ -186,6 +190,96 @@ def set_server(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[
         return result
 
 
+def start_service(args: argparse.Namespace, port: int, data: Path, workers: int, concurrency: int,
+                  log: Path) -> subprocess.Popen:
+    command = [sys.executable, "-m", "subextract", "serve", "--port", str(port), "--data", str(data),
+               "--workers", str(workers), "--max-queue", "4096", "--config", "paddleocr-vl", "--replica", f"r{port}",
+               *openai_engine(args, concurrency)]
+    return subprocess.Popen(command, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+                            env=client_environment())
+
+
+def wait_service(processes: list[subprocess.Popen], bases: list[str], timeout: float) -> None:
+    import httpx
+
+    deadline = time.perf_counter() + timeout
+    for process, base in zip(processes, bases):
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"subextract serve at {base} exited with {process.returncode}")
+            try:
+                if httpx.get(base + "/ready", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"subextract serve at {base} not ready in time")
+            time.sleep(0.2)
+
+
+def service_job(base: str, video: Path, deadline: float) -> dict[str, Any]:
+    """One video as an API client sends it: uploaded, polled to its end, its JSON fetched."""
+    import httpx
+
+    with httpx.Client(base_url=base, timeout=60) as client:
+        with video.open("rb") as handle:
+            response = client.post("/v1/jobs", files={"file": (video.name, handle, "video/mp4")},
+                                   data={"region": "bottom"})
+        if response.status_code != 202:
+            return {"video": video.name, "status": f"refused {response.status_code}: {response.text[:200]}"}
+        job_id = response.json()["id"]
+        while True:
+            job = client.get(f"/v1/jobs/{job_id}").json()
+            if job["status"] not in ("queued", "running") or time.perf_counter() > deadline:
+                break
+            time.sleep(0.1)
+        record = {"video": video.name, "status": job["status"], "error": job.get("error"), "ended": time.perf_counter()}
+        if job["status"] == "done":
+            document = client.get(f"/v1/jobs/{job_id}/subtitles.json").json()
+            record.update(duration=document.get("duration", 0), stats=document.get("stats", {}))
+        return record
+
+
+def set_service(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
+    with served(args, out / "server_service.log") as start_s:
+        result: dict[str, Any] = {"start_s": start_s}
+        for replicas, workers in args.service_layouts:
+            name = f"service_r{replicas}_w{workers}"
+            folder = out / name
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            ports = [args.port + 1 + r for r in range(replicas)]
+            bases = [f"http://127.0.0.1:{port}" for port in ports]
+            # Each replica has its own client: the requests in flight are shared out between them.
+            services = [start_service(args, port, folder / f"data{r}", workers, max(4, args.concurrency // replicas),
+                                      folder / f"serve{r}.log") for r, port in enumerate(ports)]
+            try:
+                wait_service(services, bases, args.ready_timeout)
+                gpu = GpuMemory()
+                began = time.perf_counter()
+                deadline = began + args.batch_timeout
+                with ThreadPoolExecutor(len(videos)) as pool:
+                    records = list(pool.map(lambda item: service_job(bases[item[0] % replicas], item[1], deadline),
+                                            enumerate(videos)))
+                load = gpu.stop_load()
+            finally:
+                for process in services:
+                    stop(process)
+            done = [r for r in records if r["status"] == "done"]
+            wall = max((r["ended"] for r in done), default=time.perf_counter()) - began
+            video_s = sum(r["duration"] for r in done)
+            calls = sum(r["stats"].get("ocr_calls", 0) for r in done)
+            row = {"replicas": replicas, "workers": workers, "videos": len(videos), "done": len(done),
+                   "video_s": round(video_s, 1), "wall_s": round(wall, 2),
+                   "aggregate_realtime": round(video_s / wall, 1) if wall else None, "ocr_calls": calls,
+                   "crops_per_s_wall": round(calls / wall, 1) if wall else None, "gpu": load,
+                   "failed": [f"{r['video']}: {r['status']} {r.get('error') or ''}" for r in records
+                              if r["status"] != "done"][:3]}
+            result[name] = row
+            print(f"service, {replicas} replicas x {workers} workers: {row}", flush=True)
+        return result
+
+
 def set_ray(args: argparse.Namespace, videos: list[Path], out: Path) -> dict[str, Any]:
     """One ``subextract batch --ray --ray-split`` driver on a local Ray cluster, for each of ``--ray-readers``."""
     with served(args, out / "server_ray.log") as start_s:
@@ -322,6 +416,9 @@ def main() -> int:
     parser.add_argument("--layouts", type=lambda s: [tuple(int(x) for x in item.split("x")) for item in s.split(",")],
                         default=[(1, 16), (8, 2), (16, 1)],
                         help="server: batch processes x jobs each, e.g. 1x16,8x2,16x1")
+    parser.add_argument("--service-layouts", type=lambda s: [tuple(int(x) for x in item.split("x")) for item in s.split(",")],
+                        default=[(1, 16), (8, 2)],
+                        help="service: subextract serve replicas x --workers each, e.g. 1x16,8x2")
     parser.add_argument("--floor-jobs", type=int_list, default=[16])
     parser.add_argument("--inprocess-jobs", type=int_list, default=[16])
     parser.add_argument("--ray-readers", type=int_list, default=[2],
@@ -343,7 +440,7 @@ def main() -> int:
     results_path = args.out / "pipeline.json"
     results: dict[str, Any] = json.loads(results_path.read_text()) if results_path.exists() else {}
     results["videos"] = {"files": [v.name for v in args.videos], "copies": args.copies, "streams": len(videos)}
-    sets = {"server": set_server, "ray": set_ray, "inprocess": set_inprocess, "floor": set_floor,
+    sets = {"server": set_server, "service": set_service, "ray": set_ray, "inprocess": set_inprocess, "floor": set_floor,
             "overlap": set_overlap}
     for name in args.sets.split(","):
         print(f"== {name}", flush=True)
