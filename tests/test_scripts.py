@@ -25,8 +25,9 @@ from subextract.stages.ocr.tesseract_text import cleaned
 from subextract.stages.ocr.scripts import (BETTER_MODELS, BETTER_MODELS_ENV, SOURCES_FILE, TESSERACT_LANGUAGES,
                                            install_models_dir, installed_models, model_folder, require_language,
                                            routable_scripts, tessdata_dir)
-from subextract.stages.ocr.tesseract import (_AGREED_CONFIDENCE, _AGREEING, _LINE_HEIGHTS, TesseractRecogniser,
-                                             _consensus, _covers, _without_thick_ink, binarised_line, enclosed_line)
+from subextract.stages.ocr.tesseract import (_AGREED_CONFIDENCE, _AGREEING, _BORDER, _INK_HEIGHTS, _INK_MARGIN,
+                                             _LINE_HEIGHTS, TesseractRecogniser, _consensus, _covers,
+                                             _without_thick_ink, binarised_line, enclosed_line, line_pictures)
 
 # The height the binarisation tests look at a line (one of _LINE_HEIGHTS).
 READ_HEIGHT = 80
@@ -452,6 +453,66 @@ def test_a_line_the_picture_reads_unsure_is_read_again_from_single_frames(text):
     assert [_letters(line.text) for line in alone.lines] != [_letters(text)]
     again = engine.read_batch([spoiled], [(box,)], frames=[(clean, clean)])[0]
     assert [_letters(line.text) for line in again.lines] == [_letters(text)]
+
+
+def _leaves(seed: int, shape: tuple[int, int] = (200, 1000)) -> np.ndarray:
+    """Soft blotches of every brightness, as out-of-focus leaves behind a subtitle."""
+    coarse = np.random.default_rng(seed).integers(0, 255, (shape[0] // 20, shape[1] // 20)).astype(np.float32)
+    return cv2.GaussianBlur(cv2.resize(coarse, shape[::-1], interpolation=cv2.INTER_CUBIC), (0, 0), 4) \
+        .clip(0, 255).astype(np.uint8)
+
+
+def _outlined_line_over_leaves(text: str, seed: int) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """White Naskh text with a black outline over leaves, in a box whose ink fills two fifths of
+    its height (the share of the detector's padded rows on the benchmark's script videos)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(str(NASKH), 30)
+    band = Image.fromarray(_leaves(seed))
+    x = (band.width - ImageDraw.Draw(band).textlength(text, font=font)) / 2
+    ImageDraw.Draw(band).text((x, 70), text, font=font, fill=235, stroke_width=2, stroke_fill=0)
+    ink = Image.new("L", band.size, 0)
+    ImageDraw.Draw(ink).text((x, 70), text, font=font, fill=255)
+    ys, xs = np.nonzero(np.asarray(ink) > 128)
+    height = ys.max() - ys.min()
+    return np.asarray(band), (int(xs.min() - 0.6 * height), int(ys.min() - 0.75 * height),
+                              int(xs.max() + 0.6 * height), int(ys.max() + 0.75 * height))
+
+
+def _ink_height(picture: np.ndarray) -> int:
+    rows = np.flatnonzero((picture < 128).any(axis=1))
+    return int(rows[-1] + 1 - rows[0])
+
+
+@pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+def test_a_line_is_read_last_from_pictures_cut_to_its_ink():
+    """After the pictures at _LINE_HEIGHTS come the same cut to the ink's rows, scaled so the ink
+    is _INK_HEIGHTS high: the ink fills most of the picture, not two fifths of it."""
+    band, box = _outlined_line_over_leaves("لا يوجد تعليق", 0)
+    pictures = list(line_pictures(band, box))
+    uncut = [picture for (_, cut), picture in pictures if not cut]
+    assert [scale for scale, _ in pictures[:len(uncut)]] == [(h, False) for h in _LINE_HEIGHTS for _ in range(3)]
+    assert all(_ink_height(picture) < 0.5 * picture.shape[0] for picture in uncut)
+    cut = [(height, picture) for (height, is_cut), picture in pictures if is_cut]
+    assert len(cut) == 3 * len(_INK_HEIGHTS)
+    for ink, group in zip(_INK_HEIGHTS, (cut[:3], cut[3:])):
+        for _, picture in group:
+            assert abs(_ink_height(picture) - ink) <= 0.15 * ink
+            assert picture.shape[0] <= ink * (1 + 2 * _INK_MARGIN) + 2 * _BORDER + 2
+
+
+@pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
+@pytest.mark.parametrize("seed", [0, 1])
+def test_an_outlined_line_the_usual_pictures_misread_is_read_from_its_ink(seed):
+    """Outlined Naskh over leaves: the twelve pictures at the box's scale read other words (the
+    model reads the whole picture's height, of which the ink is two fifths); the pictures cut to
+    the ink read the line."""
+    text = "لا يوجد تعليق"
+    band, box = _outlined_line_over_leaves(text, seed)
+    recogniser = TesseractRecogniser(TESSERACT_LANGUAGES["ar"])
+    uncut = [recogniser._read_picture(picture, box) for (_, cut), picture in line_pictures(band, box) if not cut]
+    assert _letters(_consensus(uncut).text) != _letters(text)
+    assert _letters(recogniser.read_line(band, box).text) == _letters(text)
 
 
 def _line(text: str, confidence: float) -> TextLine:

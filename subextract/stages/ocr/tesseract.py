@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterator
 
 import cv2
 import numpy as np
@@ -37,6 +38,20 @@ log = logging.getLogger(__name__)
 # pictures of the scripts and faces sets (303): read within 10 % of their letters 279 -> 295, CER
 # 0.027 -> 0.012, at 2.3x the reading CPU (the held-out set's 43: 32 -> 35, CER 0.075 -> 0.049).
 _LINE_HEIGHTS = (96, 80, 64, 56)
+# Where those pictures do not agree, the line is read again from pictures cut to its ink's rows
+# (with _INK_MARGIN of them above and below), at heights that make the ink _INK_HEIGHTS high.
+# Tesseract reads a single-line picture scaled to its LSTM's input height, the whole picture's: a
+# light Naskh line whose ink fills two fifths of the detector's padded row (the usual share on
+# every script video) came out as other words from all twelve pictures (0.22-0.51); cut to its
+# ink at 48-64 px it read right at 0.84-0.89. Measured with bench/tesseract_lines.py on the
+# scripts and faces sets' 303 segment pictures: read within 10 % of their letters 297 -> 299, CER
+# 0.0120 -> 0.0082, reading CPU +15 % (heights and margin chosen there: 64 or 48 alone, or a 0.1
+# margin, read 295-298 at CER 0.0089-0.0141; the held-out set's 43: 35 -> 35, CER 0.060 -> 0.042).
+_INK_HEIGHTS = (64, 48)
+_INK_MARGIN = 0.2
+_INK_PROBE_HEIGHT = 80  # the line is binarised at this height to find its ink's rows in the box
+# ... and the pictures are at most this high (a speck of ink would call for thousands of rows).
+_MAX_INK_SCALED_HEIGHT = 4 * _INK_PROBE_HEIGHT
 # Reading stops early once this many readings agree letter for letter, from pictures of two heights
 # at least and one of them at least this confident: the pictures of one height agree on noise or
 # on one misreading (three of them on a dot too few, at 0.41-0.51).
@@ -278,6 +293,48 @@ def _without_rimless_pieces(picture: np.ndarray, grey: np.ndarray, dark_below: f
     return picture
 
 
+def line_pictures(grey: np.ndarray, box: LineBox) -> Iterator[tuple[tuple[int, bool], np.ndarray]]:
+    """The pictures a line is read from, each with its scale (height, cut to the ink), in the
+    order they are read: its lifted strokes (``binarised_line``), the strokes its outline
+    encloses (``enclosed_line``) and the lifted strokes grown (``grown_line``) at each of
+    ``_LINE_HEIGHTS``, then the same at the heights that make the line's ink ``_INK_HEIGHTS``
+    high, cut to the ink's rows. Lazy: the reading stops once pictures agree."""
+    for height in _LINE_HEIGHTS:
+        yield from (((height, False), picture) for picture in _pictures_at(grey, box, height))
+    ink = _ink_rows(grey, box)
+    if ink is None:
+        return
+    top, bottom = ink
+    for ink_height in _INK_HEIGHTS:
+        height = min(int(ink_height / (bottom - top)), _MAX_INK_SCALED_HEIGHT)
+        margin = max(2, int(_INK_MARGIN * ink_height))
+        # The rows of the probe's ink at this height: the same for the three pictures (a picture
+        # binarised at another size can hold a speck of the background above or below the line).
+        rows = slice(max(0, _BORDER + int(top * height) - margin), _BORDER + int(np.ceil(bottom * height)) + margin)
+        for picture in _pictures_at(grey, box, height):
+            cut = cv2.copyMakeBorder(picture[rows], _BORDER, _BORDER, 0, 0, cv2.BORDER_CONSTANT, value=255)
+            yield (height, True), cut
+
+
+def _pictures_at(grey: np.ndarray, box: LineBox, height: int) -> Iterator[np.ndarray]:
+    lifted = binarised_line(grey, box, height)
+    yield lifted
+    enclosed = enclosed_line(grey, box, height)
+    if enclosed is not None and _covers(enclosed, lifted):
+        yield enclosed
+    yield grown_line(lifted)
+
+
+def _ink_rows(grey: np.ndarray, box: LineBox) -> tuple[float, float] | None:
+    """Where the line's ink lies in the box, top and bottom as shares of its height (from the
+    line binarised at ``_INK_PROBE_HEIGHT``); None where it shows no ink."""
+    probe = binarised_line(grey, box, _INK_PROBE_HEIGHT)[_BORDER:-_BORDER]
+    rows = np.flatnonzero((probe < 128).any(axis=1))
+    if rows.size == 0:
+        return None
+    return rows[0] / probe.shape[0], (rows[-1] + 1) / probe.shape[0]
+
+
 class TesseractRecogniser:
     """One Tesseract model (one language or script) reading single lines. Not thread-safe by
     itself: a lock keeps concurrent callers apart."""
@@ -303,27 +360,20 @@ class TesseractRecogniser:
         log.debug("Tesseract %s: model %s from %s", self._api.Version(), language.model, folder)
 
     def read_line(self, grey: np.ndarray, box: LineBox) -> TextLine:
-        """The line at ``box``, read from its lifted strokes (``binarised_line``), the strokes
-        its outline encloses (``enclosed_line``) and the lifted strokes grown (``grown_line``) at
-        each of ``_LINE_HEIGHTS``, until ``_AGREEING`` readings agree; else the reading the
-        others agree with most (``_consensus``)."""
+        """The line at ``box``, read from the pictures of ``line_pictures`` until ``_AGREEING``
+        readings agree; else the reading the others agree with most (``_consensus``)."""
         readings: list[TextLine] = []
-        agreed: dict[str, list[tuple[int, TextLine]]] = {}
-        for height in _LINE_HEIGHTS:
-            lifted = binarised_line(grey, box, height)
-            enclosed = enclosed_line(grey, box, height)
-            for picture in (lifted, enclosed, grown_line(lifted)):
-                if picture is None or picture is enclosed and not _covers(enclosed, lifted):
-                    continue
-                line = self._read_picture(picture, box)
-                readings.append(line)
-                letters = letters_of(line.text)
-                alike = agreed.setdefault(letters, [])
-                alike.append((height, line))
-                surest = max((read for _, read in alike), key=lambda read: read.confidence)
-                if letters and len(alike) >= _AGREEING and len({at for at, _ in alike}) > 1 \
-                        and surest.confidence >= _AGREED_CONFIDENCE:
-                    return surest
+        agreed: dict[str, list[tuple[tuple[int, bool], TextLine]]] = {}
+        for scale, picture in line_pictures(grey, box):
+            line = self._read_picture(picture, box)
+            readings.append(line)
+            letters = letters_of(line.text)
+            alike = agreed.setdefault(letters, [])
+            alike.append((scale, line))
+            surest = max((read for _, read in alike), key=lambda read: read.confidence)
+            if letters and len(alike) >= _AGREEING and len({at for at, _ in alike}) > 1 \
+                    and surest.confidence >= _AGREED_CONFIDENCE:
+                return surest
         return _consensus(readings)
 
     def _read_picture(self, picture: np.ndarray, box: LineBox) -> TextLine:
