@@ -70,11 +70,10 @@ def read_stacked(engine: Any, base: Any, crops: list[Any], stack: int, tokens: i
 
 def tower_seconds(engine: Any, base: Any, crops: list[Any], stack: int) -> float:
     """The product's vision tower alone over the stacked pictures of ``crops``."""
-    from subextract.stages.ocr.vlm import chunks, prepare, stack_strips
+    from subextract.stages.ocr.vlm import chunks, grouped_pictures, prepare
 
     strips = [prepare(c, base.max_side, base.max_pixels) for c in crops]
-    pictures = [stack_strips([strips[i] for i in group]) if stack > 1 else strips[group[0]]
-                for group in chunks(len(strips), stack)]
+    pictures = grouped_pictures(strips, chunks(len(strips), stack))
     began = time.perf_counter()
     engine._tower.embed(pictures)
     return time.perf_counter() - began

@@ -72,37 +72,40 @@ class HunYuanVisionTower:
             by_size[picture.shape].append(index)
         out: list[tuple[Any, Any] | None] = [None] * len(pictures)
         with torch.inference_mode():
-            for members in by_size.values():
-                per_pass = self.pictures_per_pass(pictures[members[0]].shape)
+            for shape, members in by_size.items():
+                resized = self.resized(shape)
+                per_pass = self.pictures_per_pass(resized)
                 for start in range(0, len(members), per_pass):
                     chunk = members[start:start + per_pass]
-                    patches, grid = self.patches([pictures[i] for i in chunk])
+                    patches, grid = self.patches([pictures[i] for i in chunk], resized)
                     embeddings = self.tower_batch(patches, grid).to("cpu")
                     grid_row = torch.tensor([grid], dtype=torch.long)
                     for position, index in enumerate(chunk):
                         out[index] = (embeddings[position], grid_row)
         return out  # type: ignore[return-value]
 
-    def pictures_per_pass(self, shape: tuple[int, ...]) -> int:
-        """Pictures of ``shape`` that one pass holds within ``MAX_PATCHES_PER_PASS`` (at least one)."""
+    def resized(self, shape: tuple[int, ...]) -> tuple[int, int]:
+        """The (height, width) the model's processor resizes a picture of ``shape`` to."""
         from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import smart_resize
 
-        height, width = smart_resize(shape[0], shape[1], factor=self.patch_size * self.merge_size,
-                                     min_pixels=self.min_pixels, max_pixels=self.max_pixels)
+        return smart_resize(shape[0], shape[1], factor=self.patch_size * self.merge_size,
+                            min_pixels=self.min_pixels, max_pixels=self.max_pixels)
+
+    def pictures_per_pass(self, resized: tuple[int, int]) -> int:
+        """Pictures resized to ``resized`` that one pass holds within ``MAX_PATCHES_PER_PASS`` (at least one)."""
+        height, width = resized
         return max(1, MAX_PATCHES_PER_PASS // (height * width // self.patch_size ** 2))
 
-    def patches(self, pictures: Sequence[np.ndarray]) -> tuple[Any, tuple[int, int, int]]:
-        """Pictures of one size as the processor prepares them: (crops, patches, 3 * 16 * 16)
-        float32, and their patch grid."""
+    def patches(self, pictures: Sequence[np.ndarray],
+                resized: tuple[int, int] | None = None) -> tuple[Any, tuple[int, int, int]]:
+        """Pictures of one size as the processor prepares them (resized to ``resized``, by default
+        ``self.resized`` of their shape): (crops, patches, 3 * 16 * 16) float32, and their patch grid."""
         import torch
-        from transformers.models.hunyuan_vl.image_processing_pil_hunyuan_vl import smart_resize
 
         batch = torch.from_numpy(np.stack(pictures)).to(self.device)
         batch = batch.unsqueeze(1).expand(-1, 3, -1, -1) if batch.ndim == 3 else batch.flip(-1).permute(0, 3, 1, 2)
         height, width = batch.shape[-2:]
-        factor = self.patch_size * self.merge_size
-        new_height, new_width = smart_resize(height, width, factor=factor, min_pixels=self.min_pixels,
-                                             max_pixels=self.max_pixels)
+        new_height, new_width = resized or self.resized((height, width))
         pixels = batch.float()
         # PIL's bicubic resampling (antialias=True: its filter, a = -0.5, widened when shrinking), as PIL
         # runs it on an 8-bit picture: the width first, rounded to 8 bits, then the height, rounded.

@@ -171,6 +171,11 @@ def chunks(count: int, size: int) -> list[list[int]]:
     return [list(range(start, min(start + size, count))) for start in range(0, count, size)]
 
 
+def grouped_pictures(strips: Sequence[np.ndarray], groups: list[list[int]]) -> list[np.ndarray]:
+    """One picture per group of strip indices: the strip alone, or the group's strips stacked."""
+    return [strips[g[0]] if len(g) == 1 else stack_strips([strips[i] for i in g]) for g in groups]
+
+
 def read_pictures(images: Sequence[np.ndarray], settings: OcrSettings, send: Send,
                   line_boxes: Sequence[Sequence[LineBox]] | None = None) -> list[Reading]:
     """One Reading per crop: stacked requests first (``settings.stack``), then one request per
@@ -198,18 +203,15 @@ def read_pictures(images: Sequence[np.ndarray], settings: OcrSettings, send: Sen
                 again.extend(group)
         return again
 
-    def pictures(groups: list[list[int]]) -> list[np.ndarray]:
-        return [strips[g[0]] if len(g) == 1 else stack_strips([strips[i] for i in g]) for g in groups]
-
     def limits(groups: list[list[int]]) -> list[int]:
         """A stack's bound: its strips' together, one line each; never above ``max_tokens``."""
         return [bounds[g[0]] if len(g) == 1 else min(settings.max_tokens, sum(bounds[i] for i in g)) for g in groups]
 
     pending = chunks(len(images), settings.stack)
     try:
-        pending = [[i] for i in assign(pending, send(pictures(pending), limits(pending)))]
+        pending = [[i] for i in assign(pending, send(grouped_pictures(strips, pending), limits(pending)))]
         if pending:
-            assign(pending, send(pictures(pending), limits(pending)))
+            assign(pending, send(grouped_pictures(strips, pending), limits(pending)))
     except SendFailure as failure:
         assign(pending, failure.replies)  # what the failing call did read is kept
         raise OcrFailure(str(failure), readings) from None
