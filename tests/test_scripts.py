@@ -370,6 +370,7 @@ def test_binarised_plain_line_half_over_a_dark_picture_keeps_its_glyphs_over_the
                                                ("Το πρὀτυπο σύστηµα", "Το πρότυπο σύστημα"),  # breathing as tonos, µ
                                                ("Ідентифікатори | сервера", "Ідентифікатори і сервера"),
                                                ("\u200e١\u200f تعذّر إيجاد", "تعذر إيجاد"),
+                                               ("I 3 تعذر إيجاد 0 |", "تعذر إيجاد"),  # several stray edge signs
                                                ("ถ้ามีการก\u0e4d\u0e32หนด", "ถ้ามีการกำหนด"),  # sara am as drawn
                                                ("น\u0e4d\u0e49\u0e32", "น\u0e49\u0e33"),  # ... a tone mark between
                                                ("ກ\u0ecd\u0eb2", "ກ\u0eb3")])

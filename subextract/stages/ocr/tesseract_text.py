@@ -19,8 +19,9 @@ _POLYTONIC_ACCENTS = {ord("\u0300"): "\u0301", ord("\u0342"): "\u0301"}
 # Hebrew); subtitles, like most print in these languages, leave them out.
 _OPTIONAL_MARKS = re.compile("[\u064B-\u065F\u0670\u0591-\u05BD\u05BF-\u05C7]")
 # A lone Latin letter, bar or digit at either end of a line in another script is the edge of
-# the crop read as a character.
-_STRAY_END = re.compile(r"^[A-Za-z|\d]\s+|\s+[A-Za-z|\d]$")
+# the crop read as a character; so are several in a row (a box wider than its line, read over
+# the picture beside it: "| 3 ..." before the line).
+_STRAY_END = re.compile(r"^(?:[A-Za-z|\d]\s+)+|(?:\s+[A-Za-z|\d])+$")
 # Neutral characters at the visual left end of a right-to-left line (the end of its sentence),
 # which Tesseract gives first: in reading order they end it.
 _RTL_LEADING_PUNCTUATION = re.compile(r"^([.,:;!?\u060C\u061B\u061F]+)\s*(.+)$")
