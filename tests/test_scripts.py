@@ -395,20 +395,26 @@ def _grass(seed: int, shape: tuple[int, int] = (200, 1000)) -> np.ndarray:
     return cv2.GaussianBlur(picture, (3, 3), 0).astype(np.uint8)
 
 
-def _plain_line_over_grass(text: str, seed: int) -> tuple[np.ndarray, tuple[int, int, int, int]]:
-    """Plain white Naskh text over grass, and the segmenter's padded box of its strokes."""
+def _naskh_line(background: np.ndarray, text: str, pad_y: float, **style) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """Bright Naskh text (``style``: PIL's outline options) centred over ``background``, and a box
+    around its ink, padded by ``pad_y`` of the ink's height above and below."""
     from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.truetype(str(NASKH), 30)
-    band = Image.fromarray(_grass(seed))
+    band = Image.fromarray(background)
     x = (band.width - ImageDraw.Draw(band).textlength(text, font=font)) / 2
-    ImageDraw.Draw(band).text((x, 70), text, font=font, fill=235)
+    ImageDraw.Draw(band).text((x, 70), text, font=font, fill=235, **style)
     ink = Image.new("L", band.size, 0)
     ImageDraw.Draw(ink).text((x, 70), text, font=font, fill=255)
     ys, xs = np.nonzero(np.asarray(ink) > 128)
     height = ys.max() - ys.min()
-    return np.asarray(band), (int(xs.min() - 0.6 * height), int(ys.min() - 0.35 * height),
-                              int(xs.max() + 0.6 * height), int(ys.max() + 0.35 * height))
+    return np.asarray(band), (int(xs.min() - 0.6 * height), int(ys.min() - pad_y * height),
+                              int(xs.max() + 0.6 * height), int(ys.max() + pad_y * height))
+
+
+def _plain_line_over_grass(text: str, seed: int) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """Plain white Naskh text over grass, and the segmenter's padded box of its strokes."""
+    return _naskh_line(_grass(seed), text, 0.35)
 
 
 @pytest.mark.skipif(not NASKH.exists(), reason="needs fonts-noto-core (scripts/setup.sh --test installs it)")
@@ -466,18 +472,7 @@ def _leaves(seed: int, shape: tuple[int, int] = (200, 1000)) -> np.ndarray:
 def _outlined_line_over_leaves(text: str, seed: int) -> tuple[np.ndarray, tuple[int, int, int, int]]:
     """White Naskh text with a black outline over leaves, in a box whose ink fills two fifths of
     its height (the share of the detector's padded rows on the benchmark's script videos)."""
-    from PIL import Image, ImageDraw, ImageFont
-
-    font = ImageFont.truetype(str(NASKH), 30)
-    band = Image.fromarray(_leaves(seed))
-    x = (band.width - ImageDraw.Draw(band).textlength(text, font=font)) / 2
-    ImageDraw.Draw(band).text((x, 70), text, font=font, fill=235, stroke_width=2, stroke_fill=0)
-    ink = Image.new("L", band.size, 0)
-    ImageDraw.Draw(ink).text((x, 70), text, font=font, fill=255)
-    ys, xs = np.nonzero(np.asarray(ink) > 128)
-    height = ys.max() - ys.min()
-    return np.asarray(band), (int(xs.min() - 0.6 * height), int(ys.min() - 0.75 * height),
-                              int(xs.max() + 0.6 * height), int(ys.max() + 0.75 * height))
+    return _naskh_line(_leaves(seed), text, 0.75, stroke_width=2, stroke_fill=0)
 
 
 def _ink_height(picture: np.ndarray) -> int:
