@@ -628,7 +628,8 @@ def start_servers(args: argparse.Namespace, replicas: int, api_servers: int, log
     return processes
 
 
-def wait_ready(processes: list[subprocess.Popen], bases: list[str], timeout: float) -> None:
+def wait_ready(processes: list[subprocess.Popen], bases: list[str], timeout: float, path: str = "/v1/models") -> None:
+    """Until every server answers 200 at ``path`` (a vLLM server's model list, by default)."""
     import httpx
 
     began = time.perf_counter()
@@ -638,7 +639,7 @@ def wait_ready(processes: list[subprocess.Popen], bases: list[str], timeout: flo
             if processes[r].poll() is not None:
                 raise RuntimeError(f"server {r} exited with {processes[r].returncode}")
             try:
-                if httpx.get(bases[r] + "/v1/models", timeout=2).status_code == 200:
+                if httpx.get(bases[r] + path, timeout=2).status_code == 200:
                     pending.discard(r)
             except httpx.TransportError:
                 pass

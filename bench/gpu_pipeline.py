@@ -199,24 +199,6 @@ def start_service(args: argparse.Namespace, port: int, data: Path, workers: int,
                             env=client_environment())
 
 
-def wait_service(processes: list[subprocess.Popen], bases: list[str], timeout: float) -> None:
-    import httpx
-
-    deadline = time.perf_counter() + timeout
-    for process, base in zip(processes, bases):
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"subextract serve at {base} exited with {process.returncode}")
-            try:
-                if httpx.get(base + "/ready", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.perf_counter() > deadline:
-                raise RuntimeError(f"subextract serve at {base} not ready in time")
-            time.sleep(0.2)
-
-
 def service_job(base: str, video: Path, deadline: float) -> dict[str, Any]:
     """One video as an API client sends it: uploaded, polled to its end, its JSON fetched."""
     import httpx
@@ -254,7 +236,7 @@ def set_service(args: argparse.Namespace, videos: list[Path], out: Path) -> dict
             services = [start_service(args, port, folder / f"data{r}", workers, max(4, args.concurrency // replicas),
                                       folder / f"serve{r}.log") for r, port in enumerate(ports)]
             try:
-                wait_service(services, bases, args.ready_timeout)
+                wait_ready(services, bases, args.ready_timeout, path="/ready")
                 gpu = GpuMemory()
                 began = time.perf_counter()
                 deadline = began + args.batch_timeout
@@ -406,6 +388,11 @@ def int_list(text: str) -> list[int]:
     return [int(item) for item in text.split(",")]
 
 
+def layout_list(text: str) -> list[tuple[int, ...]]:
+    """``8x2,16x1`` as [(8, 2), (16, 1)]."""
+    return [tuple(int(x) for x in item.split("x")) for item in text.split(",")]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model")
@@ -413,10 +400,10 @@ def main() -> int:
     parser.add_argument("--videos", nargs="+", type=Path, required=True)
     parser.add_argument("--copies", type=int, default=1)
     parser.add_argument("--sets", default="server,floor,inprocess,overlap")
-    parser.add_argument("--layouts", type=lambda s: [tuple(int(x) for x in item.split("x")) for item in s.split(",")],
+    parser.add_argument("--layouts", type=layout_list,
                         default=[(1, 16), (8, 2), (16, 1)],
                         help="server: batch processes x jobs each, e.g. 1x16,8x2,16x1")
-    parser.add_argument("--service-layouts", type=lambda s: [tuple(int(x) for x in item.split("x")) for item in s.split(",")],
+    parser.add_argument("--service-layouts", type=layout_list,
                         default=[(1, 16), (8, 2)],
                         help="service: subextract serve replicas x --workers each, e.g. 1x16,8x2")
     parser.add_argument("--floor-jobs", type=int_list, default=[16])

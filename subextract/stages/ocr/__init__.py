@@ -188,10 +188,11 @@ class SerializedEngine(DeferredEngine):
             self._handed.append(mine)
             while self._busy and not mine.read:
                 self._turn.wait()
-            if not mine.read:  # no call before this one took it along: this job reads for all waiting
+            reads = not mine.read  # no call before this one took it along: this job reads for all waiting
+            if reads:
                 self._busy = True
                 together, self._handed = self._handed, []
-        if not mine.read:
+        if reads:
             try:
                 _read_together(engine, together)
             finally:

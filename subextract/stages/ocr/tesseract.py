@@ -49,7 +49,8 @@ _LINE_HEIGHTS = (96, 80, 64, 56)
 # margin, read 295-298 at CER 0.0089-0.0141; the held-out set's 43: 35 -> 35, CER 0.060 -> 0.042).
 _INK_HEIGHTS = (64, 48)
 _INK_MARGIN = 0.2
-_INK_PROBE_HEIGHT = 80  # the line is binarised at this height to find its ink's rows in the box
+# The ink's rows are found in the lifted picture at this one of _LINE_HEIGHTS (already made).
+_INK_PROBE_HEIGHT = 80
 # ... and the pictures are at most this high (a speck of ink would call for thousands of rows).
 _MAX_INK_SCALED_HEIGHT = 4 * _INK_PROBE_HEIGHT
 # Reading stops early once this many readings agree letter for letter, from pictures of two heights
@@ -299,9 +300,12 @@ def line_pictures(grey: np.ndarray, box: LineBox) -> Iterator[tuple[tuple[int, b
     encloses (``enclosed_line``) and the lifted strokes grown (``grown_line``) at each of
     ``_LINE_HEIGHTS``, then the same at the heights that make the line's ink ``_INK_HEIGHTS``
     high, cut to the ink's rows. Lazy: the reading stops once pictures agree."""
+    probe = None
     for height in _LINE_HEIGHTS:
-        yield from (((height, False), picture) for picture in _pictures_at(grey, box, height))
-    ink = _ink_rows(grey, box)
+        lifted = binarised_line(grey, box, height)
+        probe = lifted if height == _INK_PROBE_HEIGHT else probe
+        yield from (((height, False), picture) for picture in _pictures_at(grey, box, height, lifted))
+    ink = _ink_rows(probe)
     if ink is None:
         return
     top, bottom = ink
@@ -311,13 +315,13 @@ def line_pictures(grey: np.ndarray, box: LineBox) -> Iterator[tuple[tuple[int, b
         # The rows of the probe's ink at this height: the same for the three pictures (a picture
         # binarised at another size can hold a speck of the background above or below the line).
         rows = slice(max(0, _BORDER + int(top * height) - margin), _BORDER + int(np.ceil(bottom * height)) + margin)
-        for picture in _pictures_at(grey, box, height):
+        for picture in _pictures_at(grey, box, height, binarised_line(grey, box, height)):
             cut = cv2.copyMakeBorder(picture[rows], _BORDER, _BORDER, 0, 0, cv2.BORDER_CONSTANT, value=255)
             yield (height, True), cut
 
 
-def _pictures_at(grey: np.ndarray, box: LineBox, height: int) -> Iterator[np.ndarray]:
-    lifted = binarised_line(grey, box, height)
+def _pictures_at(grey: np.ndarray, box: LineBox, height: int, lifted: np.ndarray) -> Iterator[np.ndarray]:
+    """``lifted`` (``binarised_line`` at ``height``), the strokes the outline encloses and the lifted ones grown."""
     yield lifted
     enclosed = enclosed_line(grey, box, height)
     if enclosed is not None and _covers(enclosed, lifted):
@@ -325,14 +329,14 @@ def _pictures_at(grey: np.ndarray, box: LineBox, height: int) -> Iterator[np.nda
     yield grown_line(lifted)
 
 
-def _ink_rows(grey: np.ndarray, box: LineBox) -> tuple[float, float] | None:
-    """Where the line's ink lies in the box, top and bottom as shares of its height (from the
-    line binarised at ``_INK_PROBE_HEIGHT``); None where it shows no ink."""
-    probe = binarised_line(grey, box, _INK_PROBE_HEIGHT)[_BORDER:-_BORDER]
-    rows = np.flatnonzero((probe < 128).any(axis=1))
+def _ink_rows(probe: np.ndarray) -> tuple[float, float] | None:
+    """Where the line's ink lies in its box, top and bottom as shares of the box's height, from the
+    line's lifted picture at ``_INK_PROBE_HEIGHT``; None where it shows no ink."""
+    inside = probe[_BORDER:-_BORDER]
+    rows = np.flatnonzero((inside < 128).any(axis=1))
     if rows.size == 0:
         return None
-    return rows[0] / probe.shape[0], (rows[-1] + 1) / probe.shape[0]
+    return rows[0] / inside.shape[0], (rows[-1] + 1) / inside.shape[0]
 
 
 class TesseractRecogniser:
