@@ -130,11 +130,17 @@ def run_batch(videos: list[Path], out: Path, jobs: int | None, engine_args: list
     per_video = [r["realtime_factor"] for r in done if r.get("realtime_factor")]
     code = next((c for c in codes if c != 0), 0)
     return {"processes": processes, "jobs": jobs, "rc": code, "videos": len(videos), "done": len(done),
-            "video_s": round(video_s, 1),
-            "wall_s": round(wall, 2), "aggregate_realtime": round(video_s / wall, 1) if wall else None,
+            **throughput(video_s, wall, calls),
             "per_video_realtime_median": sorted(per_video)[len(per_video) // 2] if per_video else None,
-            "ocr_calls": calls, "segments": segments, "crops_per_s_wall": round(calls / wall, 1) if wall else None,
-            "gpu": load, "failed": [r.get("error") for r in records.values() if r.get("status") != "done"][:3]}
+            "segments": segments, "gpu": load,
+            "failed": [r.get("error") for r in records.values() if r.get("status") != "done"][:3]}
+
+
+def throughput(video_s: float, wall: float, calls: int) -> dict[str, Any]:
+    """A row's rates: the video seconds done per wall second, and the OCR calls per wall second."""
+    return {"video_s": round(video_s, 1), "wall_s": round(wall, 2),
+            "aggregate_realtime": round(video_s / wall, 1) if wall else None, "ocr_calls": calls,
+            "crops_per_s_wall": round(calls / wall, 1) if wall else None}
 
 
 def start_server(model: str, port: int, api_servers: int, log: Path) -> subprocess.Popen:
@@ -252,9 +258,7 @@ def set_service(args: argparse.Namespace, videos: list[Path], out: Path) -> dict
             video_s = sum(r["duration"] for r in done)
             calls = sum(r["stats"].get("ocr_calls", 0) for r in done)
             row = {"replicas": replicas, "workers": workers, "videos": len(videos), "done": len(done),
-                   "video_s": round(video_s, 1), "wall_s": round(wall, 2),
-                   "aggregate_realtime": round(video_s / wall, 1) if wall else None, "ocr_calls": calls,
-                   "crops_per_s_wall": round(calls / wall, 1) if wall else None, "gpu": load,
+                   **throughput(video_s, wall, calls), "gpu": load,
                    "failed": [f"{r['video']}: {r['status']} {r.get('error') or ''}" for r in records
                               if r["status"] != "done"][:3]}
             result[name] = row
