@@ -304,6 +304,10 @@ HELDOUT_CONDITIONS = {
     "outline_720p": "white with a black outline at 720p",
     "night_lights_plain": "plain white text, no outline, over night-city lights (bright specks in the band)",
     "rapid_flat": "back-to-back 1 s cues on a flat 640x360 picture",
+    "japanese_outline": "Japanese (kana, kanji, English words) with a black outline at 720p",
+    "japanese_kai_thin": "Japanese in a brush (kai) face with a thin 1.5 px outline at 1080p, over grass and leaves",
+    "japanese_box": "Japanese on a translucent black box, no outline",
+    "japanese_serif": "Japanese in a Ming serif face with an outline at 1080p, over sky and snow",
 }
 HAZE = "FFF6C8"  # the pale yellow-white of plain Traditional Chinese subtitles
 HELDOUT = [
@@ -379,6 +383,19 @@ HELDOUT = [
     dict(name="ho_night_lights_plain", condition="night_lights_plain", size=(1280, 720), seconds=30,
          footage=dict(clips=("city_lights", "megamind"), mode="cuts"),
          zones=[dict(lang="zh", text="zh_CN", style=dict(font="WenQuanYi Micro Hei", outline=0, shadow=0))]),
+    dict(name="ho_ja_outline_droid", condition="japanese_outline", lang="ja", size=(1280, 720), seconds=30,
+         footage=dict(clips=("megamind", "forest_stream", "box_hand"), mode="cuts"),
+         zones=[dict(lang="ja", text="ja", style=dict(font="Droid Sans Fallback", latin_runs="Roboto", outline=3))]),
+    dict(name="ho_ja_kai_thin_1080p", condition="japanese_kai_thin", lang="ja", size=(1920, 1080), seconds=30,
+         footage=dict(clips=("street", "tree_window"), mode="cuts"),
+         zones=[dict(lang="ja", text="ja", style=dict(font="AR PL UKai CN", outline=1.5, shadow=1))]),
+    dict(name="ho_ja_box_wqy", condition="japanese_box", lang="ja", size=(1280, 720), seconds=30,
+         footage=dict(clips=("dandelions", "cup_hand", "snow_peaks"), mode="cuts"),
+         zones=[dict(lang="ja", text="ja", style=dict(font="WenQuanYi Micro Hei", outline=0, box=True,
+                                                     box_alpha=0x60))]),
+    dict(name="ho_ja_serif_uming_1080p", condition="japanese_serif", lang="ja", size=(1920, 1080), seconds=30,
+         footage=dict(clips=("sky_bridge", "snow_bokeh", "foliage"), mode="cuts"),
+         zones=[dict(lang="ja", text="ja", style=dict(font="AR PL UMing CN", outline=2.5))]),
     dict(name="ho_rapid_flat_360p", condition="rapid_flat", size=(640, 360), seconds=25,
          footage=dict(clips=("flat",), mode="cuts"),
          zones=[dict(lang="zh", text="zh_CN", profile="rapid",
@@ -636,6 +653,7 @@ FONTS.update({
                                     "/usr/share/fonts/truetype/nanum/NanumGothicBold.ttf")),
 })
 LANGUAGES["zh-Hant"] = Language(None, (), "big5", True)  # held-out text only (HELDOUT_TEXTS)
+LANGUAGES["ja"] = Language(None, (), "euc_jp", True)  # held-out text only (HELDOUT_TEXTS)
 
 
 @dataclass(frozen=True)
@@ -667,6 +685,10 @@ HELDOUT_TEXTS = {
     "en_licenses": HeldoutText("en", "prose", {f"/usr/share/common-licenses/{name}": "base-files"
                                                for name in ("Apache-2.0", "GPL-3", "MPL-2.0")}),
     "en_notes": HeldoutText("en", "msgids", mo_files("zh_CN", ("remmina-common", "remmina"))),
+    # Japanese: kana and kanji, a fifth of the lines with English words or numbers
+    "ja": HeldoutText("ja", "mixed_cjk", mo_files("ja", ("pidgin-data", "pidgin"), ("audacity-data", "audacity"),
+                                                  ("vlc-l10n", "vlc"), ("remmina-common", "remmina")),
+                      latin_share=0.2),
 }
 # The faces set's text: catalogues of other programs than the scripts set's and the held-out set's.
 FACES_TEXTS = {
@@ -689,36 +711,39 @@ BENCHMARK_TEXT_PACKAGES = {lang.package for lang in LANGUAGES.values() if lang.p
 # a menu item or a label: no subtitle.
 NOT_SUBTITLE = re.compile(r"[%{}<>&_\\|=@#*\[\]$^~`\"]|\.\.|…|://|^\W|[:：]$|(^|\s)[-.+/']|[-+/']($|\s)")
 HANZI = re.compile(r"[\u4e00-\u9fff]")
+KANA_KANJI = re.compile(r"[\u3041-\u30ff\u4e00-\u9fff]")  # Japanese: hiragana, katakana (ー ・ too), kanji
 LATIN_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+\-/']*")
 LATIN_RUN = re.compile(r"[!-~]+(?: [!-~]+)*")  # printable ASCII words, with the spaces between them
 
 
-def subtitle_like_cjk(line: str, codec: str) -> bool:
+def subtitle_like_cjk(line: str, codec: str, letters: re.Pattern = HANZI) -> bool:
     """A Chinese line as a subtitle shows it: hanzi (in the codec: the script's common characters),
     Chinese punctuation, and English words and numbers between them; at least two hanzi and no
-    more Latin letters than twice their count; no single-letter word (a keyboard key)."""
+    more Latin letters than twice their count; no single-letter word (a keyboard key). A Japanese
+    line the same, with ``letters`` KANA_KANJI."""
     if NOT_SUBTITLE.search(line) or not all(balanced(line, pair) for pair in BRACKETS):
         return False
     try:
         line.encode(codec)
     except UnicodeEncodeError:
         return False
-    hanzi = len(HANZI.findall(line))
-    if hanzi < 2 or not all(HANZI.match(c) or c in PUNCTUATION[True] or (c.isascii() and (c.isalnum() or c in " .+-/'"))
+    hanzi = len(letters.findall(line))
+    if hanzi < 2 or not all(letters.match(c) or c in PUNCTUATION[True] or (c.isascii() and (c.isalnum() or c in " .+-/'"))
                             for c in line):
         return False
     tokens = LATIN_TOKEN.findall(line)
     return sum(len(t) for t in tokens) <= 2 * hanzi and not any(len(t) == 1 and t.isalpha() for t in tokens)
 
 
-def mixed_cjk_lines(paths: list[str], codec: str, latin_share: float | None, seed: str) -> list[str]:
+def mixed_cjk_lines(paths: list[str], codec: str, latin_share: float | None, seed: str,
+                    letters: re.Pattern = HANZI) -> list[str]:
     pure, mixed = [], []
     for path in paths:
         for msgid, text in read_catalogue(path).items():
             if not isinstance(msgid, str) or not msgid or not isinstance(text, str):
                 continue
             line = " ".join(text.split()).rstrip("。；")
-            if subtitle_like_cjk(line, codec):
+            if subtitle_like_cjk(line, codec, letters):
                 (mixed if re.search(r"[A-Za-z0-9]", line) else pure).append(line)
     pure, mixed = list(dict.fromkeys(pure)), list(dict.fromkeys(mixed))
     if latin_share:  # keep as many pure lines as give mixed lines that share
@@ -793,7 +818,8 @@ def sourced_sentences(name: str, font: str, latin_runs: str | None = None) -> li
     source = TEXT_SOURCES[name]
     paths = sorted(source.files)
     if source.kind == "mixed_cjk":
-        lines = mixed_cjk_lines(paths, LANGUAGES[source.lang].codec, source.latin_share, name)
+        lines = mixed_cjk_lines(paths, LANGUAGES[source.lang].codec, source.latin_share, name,
+                                KANA_KANJI if source.lang == "ja" else HANZI)
     elif source.kind == "script":
         lines = catalogue_sentences(source.lang, paths)
     elif source.kind == "msgids":
