@@ -37,6 +37,8 @@ _KANA_KANJI = dict(zip("カロエタニハトー", "力口工夕二八卜一"))
 _KANJI_KANA = {kanji: kana for kana, kanji in _KANA_KANJI.items()}
 _KATAKANA_HIRAGANA = dict(zip("リヘベペ", "りへべぺ"))
 _HIRAGANA_KATAKANA = {hiragana: katakana for katakana, hiragana in _KATAKANA_HIRAGANA.items()}
+_KANJI_DOUBT = _KANA_KANJI.keys() | _KANJI_KANA.keys()
+_KANA_DOUBT = _KATAKANA_HIRAGANA.keys() | _HIRAGANA_KATAKANA.keys()
 _NUMERAL = set("0123456789０１２３４５６７８９一二三四五六七八九十百千万何数")
 
 
@@ -55,18 +57,17 @@ def _is_hiragana(c: str) -> bool:
 def _japanese_lookalikes(text: str) -> str:
     """Each sign of a look-alike pair read as the kind its neighbours are (the module's docstring)."""
     signs = list(text)
-    lookalikes = _KANA_KANJI.keys() | _KANJI_KANA.keys() | _KATAKANA_HIRAGANA.keys() | _HIRAGANA_KATAKANA.keys()
     for i, sign in enumerate(text):
-        if sign not in lookalikes:
+        if sign not in _KANJI_DOUBT and sign not in _KANA_DOUBT:
             continue
         # Neighbours as read: a fix never feeds the next one's decision. The long-vowel mark
         # lengthens the sign before it, so only that one makes ー the kanji (a line's leading ー is
         # a dash); 一 before kanji stays (ページ一覧).
         after = text[i + 1] if i + 1 < len(text) and sign != "ー" else ""
         neighbours = [c for c in (text[i - 1] if i else "", after) if c]
-        if sign in _KATAKANA_HIRAGANA or sign in _HIRAGANA_KATAKANA:
+        if sign in _KANA_DOUBT:
             # A neighbour of the same doubt says nothing of this sign's kind.
-            told = [c for c in neighbours if c not in _KATAKANA_HIRAGANA and c not in _HIRAGANA_KATAKANA]
+            told = [c for c in neighbours if c not in _KANA_DOUBT]
             katakana = any(_is_katakana(c) for c in told)
             other = any(_is_kanji(c) or _is_hiragana(c) for c in told)
             if sign in _KATAKANA_HIRAGANA and other and not katakana:
@@ -74,7 +75,7 @@ def _japanese_lookalikes(text: str) -> str:
             elif sign in _HIRAGANA_KATAKANA and katakana and not other:
                 signs[i] = _HIRAGANA_KATAKANA[sign]
             continue
-        if any(c in _KANA_KANJI or c in _KANJI_KANA for c in neighbours):
+        if any(c in _KANJI_DOUBT for c in neighbours):
             continue  # a neighbour of the same doubt: the ー of レート制御 tells a katakana word ending
         kanji = any(_is_kanji(c) for c in neighbours)
         katakana = any(_is_katakana(c) for c in neighbours)
