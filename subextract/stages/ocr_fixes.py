@@ -20,6 +20,7 @@ sign is left as read; so is カ after a number, where it is the counter (三カ�
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # "|" opening a word ("| live", "|t's", "<i>|"), or standing alone: a capital I.
 _BAR_AS_I = re.compile(r"(?<![^\s\"'“‘(\[<>¿¡-])\|(?=[A-Za-z'’\s.,!?]|$)")
@@ -32,57 +33,39 @@ _L_AS_I = re.compile(r"(?<![\w'’])(?<!\d )l(?=['’](?:m|ve|ll|d)\b|(?![\w'’
 _WORD_CHARACTER = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
-# Japanese signs drawn alike: katakana -> kanji, and katakana -> hiragana.
-_KANA_KANJI = dict(zip("カロエタニハトー", "力口工夕二八卜一"))
-_KANJI_KANA = {kanji: kana for kana, kanji in _KANA_KANJI.items()}
-_KATAKANA_HIRAGANA = dict(zip("リヘベペ", "りへべぺ"))
-_HIRAGANA_KATAKANA = {hiragana: katakana for katakana, hiragana in _KATAKANA_HIRAGANA.items()}
-_KANJI_DOUBT = _KANA_KANJI.keys() | _KANJI_KANA.keys()
-_KANA_DOUBT = _KATAKANA_HIRAGANA.keys() | _HIRAGANA_KATAKANA.keys()
+# Japanese signs drawn alike, each way: katakana and kanji; katakana and hiragana.
+_KANJI_PAIRS = dict(zip("カロエタニハトー力口工夕二八卜一", "力口工夕二八卜一カロエタニハトー"))
+_KANA_PAIRS = dict(zip("リヘベペりへべぺ", "りへべぺリヘベペ"))
 _NUMERAL = set("0123456789０１２３４５６７８９一二三四五六七八九十百千万何数")
 
 
-def _is_kanji(c: str) -> bool:
-    return "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff"
-
-
-def _is_katakana(c: str) -> bool:
-    return "\u30a1" <= c <= "\u30ff"
-
-
-def _is_hiragana(c: str) -> bool:
-    return "\u3041" <= c <= "\u309f"
+def _kind(sign: str) -> str:
+    """kanji, katakana (ー too) or hiragana by the sign's Unicode name, as language.py tells scripts."""
+    name = unicodedata.name(sign, "")
+    return next((kind for prefix, kind in (("CJK", "kanji"), ("KATAKANA", "katakana"), ("HIRAGANA", "hiragana"))
+                 if name.startswith(prefix)), "")
 
 
 def _japanese_lookalikes(text: str) -> str:
     """Each sign of a look-alike pair read as the kind its neighbours are (the module's docstring)."""
     signs = list(text)
     for i, sign in enumerate(text):
-        if sign not in _KANJI_DOUBT and sign not in _KANA_DOUBT:
+        pairs = _KANJI_PAIRS if sign in _KANJI_PAIRS else _KANA_PAIRS if sign in _KANA_PAIRS else None
+        if pairs is None:
             continue
         # Neighbours as read: a fix never feeds the next one's decision. The long-vowel mark
         # lengthens the sign before it, so only that one makes ー the kanji (a line's leading ー is
         # a dash); 一 before kanji stays (ページ一覧).
         after = text[i + 1] if i + 1 < len(text) and sign != "ー" else ""
         neighbours = [c for c in (text[i - 1] if i else "", after) if c]
-        if sign in _KANA_DOUBT:
-            # A neighbour of the same doubt says nothing of this sign's kind.
-            told = [c for c in neighbours if c not in _KANA_DOUBT]
-            katakana = any(_is_katakana(c) for c in told)
-            other = any(_is_kanji(c) or _is_hiragana(c) for c in told)
-            if sign in _KATAKANA_HIRAGANA and other and not katakana:
-                signs[i] = _KATAKANA_HIRAGANA[sign]
-            elif sign in _HIRAGANA_KATAKANA and katakana and not other:
-                signs[i] = _HIRAGANA_KATAKANA[sign]
-            continue
-        if any(c in _KANJI_DOUBT for c in neighbours):
+        if pairs is _KANJI_PAIRS and any(c in pairs for c in neighbours):
             continue  # a neighbour of the same doubt: the ー of レート制御 tells a katakana word ending
-        kanji = any(_is_kanji(c) for c in neighbours)
-        katakana = any(_is_katakana(c) for c in neighbours)
-        if sign in _KANA_KANJI and kanji and not katakana and not (sign == "カ" and i and text[i - 1] in _NUMERAL):
-            signs[i] = _KANA_KANJI[sign]
-        elif sign in _KANJI_KANA and katakana and not kanji:
-            signs[i] = _KANJI_KANA[sign]
+        kinds = {_kind(c) for c in neighbours if c not in pairs}  # a kana of the same doubt tells nothing
+        if pairs is _KANA_PAIRS:  # hiragana is what follows and joins kanji (取り込み)
+            kinds = {"hiragana" if kind == "kanji" else kind for kind in kinds}
+        counter = sign == "カ" and i and text[i - 1] in _NUMERAL
+        if _kind(pairs[sign]) in kinds and _kind(sign) not in kinds and not counter:
+            signs[i] = pairs[sign]
     return "".join(signs)
 
 
