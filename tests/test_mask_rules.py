@@ -134,6 +134,23 @@ def test_over_a_busy_picture_a_look_back_counts_the_strokes_lifted_beyond_the_pi
     assert still_shown(core, lift_of(core, SETTINGS.hold_share, SETTINGS.hold_contrast), SETTINGS, beyond_chance=True)
 
 
+def test_still_shown_skips_rows_with_no_column_in_common_with_the_text_line():
+    """A row of the picture's strokes the core took in to the left of the text line (grass before
+    a cut), as tall as a line but sharing none of its columns: the cut takes its lift and the text
+    line, all its strokes still lifted, keeps the cue shown. A second line under the first sharing
+    columns with it (centred, or both aligned at the left edge) is a line of the text, and its lost
+    lift ends the cue."""
+    beside = strokes((60, 400), (200, 10, 380, 30), (20, 36, 120, 46), step=2)
+    lift = lift_of(beside, 1.0, 255)
+    lift[:, :150] = 0
+    assert still_shown(beside, lift, SETTINGS)
+    for second in ((240, 36, 340, 46), (200, 36, 260, 46)):
+        two = strokes((60, 400), (200, 10, 380, 30), second, step=2)
+        lift = lift_of(two, 1.0, 255)
+        lift[33:] = 0
+        assert not still_shown(two, lift, SETTINGS)
+
+
 def test_a_look_back_counts_the_lines_strokes_together_the_hold_each_line():
     """Before a cue's first settled frame, its text line lifted all along and a row of the
     picture's strokes the core took in beside it lifted half (a thin row of Arabic dots, grass over a

@@ -61,7 +61,8 @@ def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings, b
     the core, most strokes still stand above their surroundings (plain text over a bright sky
     keeps a small lift, too small for the mask; where the text has gone, its pixels lift no more
     than the background does). Beside a text line, rows of strokes much shorter than the tallest
-    are not lines of the text (``hold_line_height``). With ``beyond_chance`` (a look back at a new
+    are not lines of the text (``hold_line_height``), nor are rows with no column in common with
+    the line holding most strokes. With ``beyond_chance`` (a look back at a new
     text's first frames), each line's strokes count by the share lifted beyond what the picture
     lifts above and below the line (``_lifted_beside``): over a busy picture that is over half of
     any pixels, and frames before a text appeared passed as showing it. There the lines count
@@ -73,14 +74,18 @@ def still_shown(core: np.ndarray, lift: np.ndarray, settings: SegmentSettings, b
         return False
     lifted = core & (lift >= settings.hold_contrast)
     boxes = line_boxes(core, core.shape, pad=False)
-    # Beside a text line, rows much shorter than the tallest are stable specks of the picture,
-    # which a cut takes away; a core of picture strokes alone is judged by all its rows.
-    shortest = settings.hold_line_height * max(y1 - y0 for _, y0, _, y1 in boxes) \
-        if boxes and holds_text_line(core, settings) else 0
+    if boxes and holds_text_line(core, settings):
+        # Beside a text line, rows much shorter than the tallest, and rows wholly beside the
+        # columns of the line holding most strokes, are stable strokes of the picture, which a cut
+        # takes away (a row of grass to the left of a thin katakana line: its lost lift ended a cue
+        # whose own line kept 146 of 149 strokes lifted). The lines of one subtitle, centred or
+        # aligned at one edge, share columns. A core of picture strokes alone is judged by all its rows.
+        shortest = settings.hold_line_height * max(y1 - y0 for _, y0, _, y1 in boxes)
+        boxes = [box for box in boxes if box[3] - box[1] >= shortest]
+        mx0, _, mx1, _ = max(boxes, key=lambda box: np.count_nonzero(core[box[1]:box[3], box[0]:box[2]]))
+        boxes = [box for box in boxes if box[0] < mx1 and mx0 < box[2]]
     kept, needed = [], []  # per line: its strokes lifted, and how many must be
     for x0, y0, x1, y1 in boxes:
-        if y1 - y0 < shortest:
-            continue
         chance = _lifted_beside(core, lift, (x0, y0, x1, y1), settings.hold_contrast) if beyond_chance else 0.0
         kept.append(np.count_nonzero(lifted[y0:y1, x0:x1]))
         needed.append((chance + settings.hold_share * (1 - chance)) * np.count_nonzero(core[y0:y1, x0:x1]))
