@@ -247,6 +247,18 @@ def test_real_lines_are_text(text, script):
     assert RoutedEngine._is_text(text, script)
 
 
+@pytest.mark.parametrize(("text", "filled"), [("输入2FA代码", True), ("输入 2FA 代码", True), ("2FA 代码", True),
+                                              ("第3集", True), ("ファイル2個", True), ("Version 2 is out", True),
+                                              ("Now in 3D", True), ("MP3 at 1080p", True),
+                                              ("n77aav anrl", False), ("合", False)])
+def test_chinese_and_japanese_lines_with_numbers_inside_are_ppocrs_own(text, filled):
+    """Digits between a word's letters are what PP-OCRv6 makes of a script it lacks (Hebrew read
+    as "n77aav anrl"), but only in a Latin line ("3D" is a word): Chinese and Japanese put numbers and Latin terms
+    among words without spaces (输入2FA代码, read at 0.9997, was handed to the script models as
+    unknown and came back as Greek)."""
+    assert RoutedEngine._filled(TextLine(text, 0.99, (0, 0, 4 * 20, 20))) is filled
+
+
 def test_binarised_line_is_dark_strokes_on_white():
     """A bright outlined stroke on a mid-grey background: ink where the stroke is, paper around,
     the outline and the background both white."""

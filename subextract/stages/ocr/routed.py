@@ -16,6 +16,7 @@ where the line is in a script PP-OCRv6 lacks.
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
@@ -24,7 +25,7 @@ import cv2
 import numpy as np
 
 from subextract.config import OcrSettings
-from subextract.stages.language import detect_language, script_of
+from subextract.stages.language import detect_language, line_script, script_of
 from subextract.schema import LineBox
 from subextract.stages.ocr import Reading, TextLine
 from subextract.stages.ocr.rapid import RapidOcrEngine, RapidTextDetector, is_centred, join_fragments, subtitle_boxes
@@ -74,6 +75,10 @@ def _longest_word(text: str, script: str) -> int:
         elif not unicodedata.category(c).startswith("M"):
             run = 0
     return longest
+
+
+# Digits between letters of one word: what PP-OCRv6 makes of a script it lacks ("n77aav").
+_DIGITS_INSIDE_WORD = re.compile(r"[^\W\d_]\d+[^\W\d_]")
 
 
 # A line read off background by a model is short words ("ν ορ"); a subtitle line has a word of
@@ -262,11 +267,14 @@ class RoutedEngine:
     @staticmethod
     def _filled(line: TextLine) -> bool:
         """As many characters as the box holds, in a script PP-OCRv6 reads well (its few Greek
-        letters come out for Greek lines, wrongly, at 0.8-0.9), and words without digits inside
-        (Hebrew read as "n77aav anrl")."""
+        letters come out for Greek lines, wrongly, at 0.8-0.9), and, in a Latin line, words
+        without digits between letters (Hebrew read as "n77aav anrl"; "3D", "MP3", "1080p" are
+        words). A Chinese or Japanese line has no
+        spaces between words, and its numbers and Latin terms sit among them: 输入2FA代码, read
+        at 0.9997, went to the script models as "mixed" and came back as Greek."""
         x0, y0, x1, y1 = line.box
-        words = line.text.split()
-        mixed = sum(any(c.isdigit() for c in w) and any(c.isalpha() for c in w) for w in words)
+        words = line.text.split() if line_script(line.text) == "Latin" else []
+        mixed = sum(bool(_DIGITS_INSIDE_WORD.search(w)) for w in words)
         return len(line.text.replace(" ", "")) >= _MIN_FILL * (x1 - x0) / max(1, y1 - y0) \
             and script_of(line.text) in _RAPID_SCRIPTS and mixed < MAX_MIXED_WORDS * max(1, len(words))
 
