@@ -10,6 +10,7 @@ the last frame shown, settled) — so a decision that moves by one frame fails i
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import logging
 
@@ -206,7 +207,7 @@ def test_a_short_line_hovering_at_the_minimum_keeps_every_frame():
     assert boundaries(pictures) == [(0, 50, None, 49, True)] and frame_counts(pictures) == [50]
 
 
-@pytest.mark.parametrize("specks", [False, True])
+@pytest.mark.parametrize("specks", [0.0, 0.01])
 def test_text_replaced_in_place_as_the_picture_turns_bright_is_not_held(specks):
     """DDD... becomes NNN... at frame 12 as the right half of the picture turns bright: the mask
     loses the right half, and the new strokes stand where the old ones stood (their lift would hold
@@ -217,11 +218,28 @@ def test_text_replaced_in_place_as_the_picture_turns_bright_is_not_held(specks):
         if n >= 12:
             sky[:, W // 2:] = 215
         shown = plain_text(sky, "D" * 20 if n < 12 else "N" * 20)
-        if specks and n >= 12:
-            shown[np.random.default_rng(n).random((H, W)) < 0.01] = 250
+        if n >= 12:
+            shown[np.random.default_rng(n).random((H, W)) < specks] = 250
         return shown
 
     assert boundaries([picture(n) for n in range(22)], PLAIN) == [(0, 12, None, 11, True), (12, 22, 11, 21, True)]
+
+
+@pytest.mark.parametrize("new_text", [True, False])
+def test_text_replaced_in_place_among_a_busy_pictures_strokes_brings_its_own(new_text):
+    """A forest's strokes in every row of the band join the rows into one "line" too sparse
+    for text: a new line at the old one's place, its strokes off the old ones' pixels, is looked for
+    in the old text's rows, and brings text of its own (a top line's replacement was found 1.6 s
+    late). The forest's strokes alone, the old text gone at its pixels, bring none."""
+    shape = (97, 640)
+    core = np.zeros(shape, bool)
+    core[26:39, 200:440:4] = True
+    mask = np.random.default_rng(1).random(shape) < 0.03
+    mask &= ~core
+    if new_text:
+        mask[26:39, 202:442:4] = True
+    segment = SimpleNamespace(core=core)
+    assert Segmenter(0, replace(SETTINGS, line_strokes=0))._brings_own_text(segment, mask) is new_text
 
 
 def test_a_hold_needs_the_strokes_to_stand_out():

@@ -178,6 +178,15 @@ class _Fading:
     frames: list[tuple[float, float]] = field(default_factory=list)  # (pts, contrast ratio) after its end
 
 
+def _rows_of(core: np.ndarray) -> np.ndarray:
+    """A mask of the rows the core's lines take, each with half its height more above and below."""
+    rows = np.zeros(core.shape, bool)
+    for _, y0, _, y1 in line_boxes(core, core.shape, pad=False):
+        reach = (y1 - y0) // 2
+        rows[max(0, y0 - reach):y1 + reach] = True
+    return rows
+
+
 def _beside(mask: np.ndarray) -> np.ndarray:
     """``mask`` grown by the one pixel of tolerance burned-in strokes are compared with."""
     return cv2.dilate(mask.view(np.uint8), TOLERANCE).view(bool)
@@ -576,8 +585,13 @@ class Segmenter:
         own = mask & ~segment.core
         if is_line_like(own, self.settings.text_hold * self._min_pixels(mask), self.settings.min_line_density):
             return True
-        return exact_lost_share(segment.core, mask) > self.settings.exact_change_threshold and \
-            has_dense_line(own, self._min_pixels(mask), self.settings.min_line_density)
+        if exact_lost_share(segment.core, mask) <= self.settings.exact_change_threshold:
+            return False
+        # A busy picture's strokes in every row of the band join all of them into one sparse
+        # "line": the text that replaced the core in place is looked for in the core's own rows
+        # too (a forest behind a top line hid a new cue for 1.6 s).
+        return has_dense_line(own, self._min_pixels(mask), self.settings.min_line_density) or \
+            has_dense_line(own & _rows_of(segment.core), self._min_pixels(mask), self.settings.min_line_density)
 
     def _added_line(self, segment: _OpenSegment, mask: np.ndarray) -> np.ndarray | None:
         """The line's worth of strokes ``mask`` adds to the core, unless most of them were strokes
