@@ -269,9 +269,9 @@ class RoutedEngine:
         """As many characters as the box holds, in a script PP-OCRv6 reads well (its few Greek
         letters come out for Greek lines, wrongly, at 0.8-0.9), and, in a Latin line, words
         without digits between letters (Hebrew read as "n77aav anrl"; "3D", "MP3", "1080p" are
-        words). A Chinese or Japanese line has no
-        spaces between words, and its numbers and Latin terms sit among them: 输入2FA代码, read
-        at 0.9997, went to the script models as "mixed" and came back as Greek."""
+        words). A Chinese or Japanese line has no spaces between words, and its numbers and Latin
+        terms sit among them: 输入2FA代码, read at 0.9997, counted as such a word, went to the
+        script models and came back as Greek."""
         x0, y0, x1, y1 = line.box
         words = line.text.split() if line_script(line.text) == "Latin" else []
         mixed = sum(bool(_DIGITS_INSIDE_WORD.search(w)) for w in words)
