@@ -720,7 +720,15 @@ class Segmenter:
             segment.start = earlier[shown - 1][0]
             segment.before_start = earlier[shown][0] if shown < len(earlier) else None
             earlier = earlier[shown:]
-        count = self._fade_frames(segment.core, view, earlier)
+        if not self.settings.fade_frames:
+            return
+        ring = self._ring(segment.core)
+        contrast = stroke_contrast(view, segment.core, ring)
+        if contrast <= 0 or not earlier:
+            return
+        ratios = [stroke_contrast(frame, segment.core, ring) / contrast for _, frame in earlier]
+        count = fade_frames(ratios, self.settings.fade_frames, self.settings.fade_min_ratio,
+                            self.settings.fade_min_step)
         if count:
             segment.start = earlier[count - 1][0]
             segment.before_start = earlier[count][0] if count < len(earlier) else None
@@ -734,24 +742,18 @@ class Segmenter:
         opacity, and the faint frames before went to the segment it split from (240 ms of a fade
         on a translucent box over a still picture)."""
         earlier = [(pts, view) for pts, view in reversed(self._views) if floor < pts < start]
-        count = self._fade_frames(strokes, self._views[-1][1], earlier) if earlier else 0
+        if not self.settings.fade_frames or not earlier:
+            return start, before
+        ring = self._ring(strokes)
+        contrast = stroke_contrast(self._views[-1][1], strokes, ring)
+        if contrast <= 0:
+            return start, before
+        ratios = [stroke_contrast(view, strokes, ring) / contrast for _, view in earlier]
+        count = fade_frames(ratios, self.settings.fade_frames, self.settings.fade_min_ratio,
+                            self.settings.fade_min_step)
         if not count:
             return start, before
         return earlier[count - 1][0], earlier[count][0] if count < len(earlier) else floor
-
-    def _fade_frames(self, strokes: np.ndarray, shown: np.ndarray,
-                     earlier: Sequence[tuple[float, np.ndarray]]) -> int:
-        """How many of the ``earlier`` views (nearest first) are a fade of ``strokes``, measured
-        against their contrast in the ``shown`` view (``fade_frames``)."""
-        if not self.settings.fade_frames or not earlier:
-            return 0
-        ring = self._ring(strokes)
-        contrast = stroke_contrast(shown, strokes, ring)
-        if contrast <= 0:
-            return 0
-        ratios = [stroke_contrast(view, strokes, ring) / contrast for _, view in earlier]
-        return fade_frames(ratios, self.settings.fade_frames, self.settings.fade_min_ratio,
-                           self.settings.fade_min_step)
 
     def _end(self, pts: float, view: np.ndarray, text_follows: bool) -> Iterator[Segment]:
         """Finish the open segment at ``pts``; one ending at a frame without text is held for
