@@ -328,21 +328,6 @@ def test_fade_frames_stops_below_the_ratio_or_the_step():
     assert fade_frames([0.3, 0.0, 0.3, 0.0], 3, 0.1, 0.1) == 1  # the ramp ends at the first frame not on it
 
 
-@pytest.mark.parametrize("limit", [0, 2, 3])
-def test_a_line_fading_in_under_a_shown_one_starts_at_its_fade(limit):
-    """HELLO WORLD shown throughout; GREAT THING fades in below it over frames 20-23 (opacity 0.12
-    to 0.48, too faint for the mask) and shows from frame 24: the line added starts ``fade_frames``
-    frames before the mask saw it, as text after a gap does, and the first text ends there."""
-    def picture(n: int) -> np.ndarray:
-        one, two = with_text(flat(200, n), "HELLO WORLD", ""), with_text(flat(200, n), "HELLO WORLD", "GREAT THING")
-        opacity = 0.0 if n < 20 else 1.0 if n >= 24 else 0.12 * (n - 19)
-        return np.round(one * (1 - opacity) + two * opacity).astype(np.uint8)
-
-    start = 24 - limit
-    assert boundaries([picture(n) for n in range(50)], replace(FADE_ONLY, fade_frames=limit)) == \
-        [(0, start, None, start - 1, True), (start, 50, start - 1, 49, True)]
-
-
 def test_a_single_faint_frame_before_new_text_is_nobodys():
     """Text A fades for one frame and text B follows at once: the faint frame has no frame beyond
     it to show a ramp, so A ends at it and B starts after it."""

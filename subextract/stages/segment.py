@@ -524,9 +524,7 @@ class Segmenter:
     def _split_at(self, segment: _OpenSegment, start: float, before: float | None,
                   text_changed: bool = False) -> Iterator[Segment]:
         """The new text appeared at ``start`` (``before`` is the frame before it): close the old
-        segment there, start the new one there. A line added moves its start back over its fade-in."""
-        if segment.gain is not None and not text_changed:
-            start, before = self._faded_in(segment.gain, start, before, segment.start)
+        segment there, start the new one there."""
         carried = [frame for frame in segment.recent if frame.pts >= start]
         segment.recent = deque(frame for frame in segment.recent if frame.pts < start)
         segment.last_shown = before if before is not None else segment.start
@@ -732,28 +730,6 @@ class Segmenter:
         if count:
             segment.start = earlier[count - 1][0]
             segment.before_start = earlier[count][0] if count < len(earlier) else None
-
-    def _faded_in(self, strokes: np.ndarray, start: float, before: float | None,
-                  floor: float) -> tuple[float, float | None]:
-        """The start (and the frame before it) of text whose ``strokes`` the mask first saw at
-        ``start``, moved back over the frames of its fade-in after ``floor``, as a segment opened
-        after a gap moves back (``_look_back``): a line fading in over an open segment (the
-        picture's stable strokes, or a line already shown) is seen by the mask only near full
-        opacity, and the faint frames before went to the segment it split from (240 ms of a fade
-        on a translucent box over a still picture)."""
-        earlier = [(pts, view) for pts, view in reversed(self._views) if floor < pts < start]
-        if not self.settings.fade_frames or not earlier:
-            return start, before
-        ring = self._ring(strokes)
-        contrast = stroke_contrast(self._views[-1][1], strokes, ring)
-        if contrast <= 0:
-            return start, before
-        ratios = [stroke_contrast(view, strokes, ring) / contrast for _, view in earlier]
-        count = fade_frames(ratios, self.settings.fade_frames, self.settings.fade_min_ratio,
-                            self.settings.fade_min_step)
-        if not count:
-            return start, before
-        return earlier[count - 1][0], earlier[count][0] if count < len(earlier) else floor
 
     def _end(self, pts: float, view: np.ndarray, text_follows: bool) -> Iterator[Segment]:
         """Finish the open segment at ``pts``; one ending at a frame without text is held for
