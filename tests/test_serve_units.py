@@ -3,6 +3,10 @@ what a job's options may change."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from subextract.serve.cue_edits import CueEdit
 from subextract.serve.store import ORIGINAL, Store, StoredCue
 from subextract.schema import Cue
@@ -103,3 +107,44 @@ def test_a_failure_told_to_the_client_names_no_path_of_the_server(tmp_path):
     message = _private(f"--save-crops {config.job_folder('j1') / 'crops'}: cannot write 00-01_band0.png; "
                        f"{job.input}: truncated", job, config)
     assert str(tmp_path) not in message and "clip.mp4: truncated" in message
+
+
+@pytest.mark.parametrize("overrides, in_children", [({}, True), ({"engine": "openai", "server": "http://127.0.0.1:9/v1"}, True),
+                                                     ({"engine": "vllm", "model": "/models/x"}, False),
+                                                     ({"engine": "vllm", "model": "/models/x", "replicas": 2}, False)])
+def test_jobs_run_in_child_processes_unless_a_model_is_loaded_in_the_service(tmp_path, overrides, in_children):
+    from subextract.serve.service import ServiceConfig
+    from subextract.serve.worker import jobs_in_children
+
+    assert jobs_in_children(ServiceConfig(data=tmp_path, ocr_overrides=overrides)) is in_children
+
+
+def test_jobs_run_in_child_processes_that_end_with_the_service(tmp_path):
+    """The job's work (and its FFmpeg) is a child process's; the service leaves none behind."""
+    import multiprocessing
+    import time
+
+    from starlette.testclient import TestClient
+
+    from subextract.serve.app import create_app
+    from subextract.serve.service import ServiceConfig
+
+    video = Path(__file__).resolve().parent.parent / "sample_videos" / "zh_bottom.mp4"
+    with TestClient(create_app(ServiceConfig(data=tmp_path / "data", workers=2, configs=("fast",))),
+                    base_url="http://127.0.0.1") as client:
+        assert client.app.state.service.pool.in_children
+        deadline = time.monotonic() + 120
+        while client.get("/ready").status_code != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        children = {child.pid for child in multiprocessing.active_children()}
+        assert len(children) == 2  # one per worker, its engine loaded before /ready
+        with video.open("rb") as handle:
+            job_id = client.post("/v1/jobs", files={"file": ("zh.mp4", handle, "video/mp4")}).json()["id"]
+        deadline = time.monotonic() + 120
+        while (job := client.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running") \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert job["status"] == "done", job
+        assert len(client.get(f"/v1/jobs/{job_id}/cues").text.splitlines()) == 5  # JSON lines, one a cue
+        assert {child.pid for child in multiprocessing.active_children()} == children  # the same two, reused
+    assert not children & {child.pid for child in multiprocessing.active_children()}

@@ -41,6 +41,10 @@ def keep_api_key_private() -> None:
     _send_api_key = False
 
 
+def sends_api_key() -> bool:
+    return _send_api_key
+
+
 def upstream_key() -> str | None:
     return os.environ.get(UPSTREAM_KEY_VARIABLE) or (os.environ.get(API_KEY_VARIABLE) if _send_api_key else None)
 

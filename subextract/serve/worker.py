@@ -1,8 +1,10 @@
 """Worker threads that take queued jobs from the store and run them, one job per thread.
 
-Threads, not processes: decoding runs in FFmpeg's process and OCR in ONNX Runtime, which release
-the GIL, so threads overlap as well as processes would here, and they share the store, the
-metrics and (per the engine's traits) one engine.
+Each thread runs its jobs in a child process of its own (``pipeline/child.py``) where the engine
+allows one per process (RapidOCR, an OpenAI-compatible server): the pipeline's Python work holds
+the GIL, and threads of one interpreter shared one core between 16 workers on the H200 machine.
+An engine that holds a model here (vLLM, PyTorch) is shared by the threads, which then run the
+jobs themselves. Either way the store, the metrics and the progress stay in this process.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ _PROGRESS_INTERVAL = 0.5  # seconds between progress writes to the store
 # fails it in the store and hands its worker's place to a new thread: a job blocked where it
 # never reports progress (FFmpeg waiting on a trickling stream) would otherwise hold a worker forever.
 WATCHDOG_GRACE = 5.0
+
+
+class _Stopping(Exception):
+    """The pool is shutting down while a worker waits for its child's engine."""
 
 
 class JobInterrupted(Exception):
@@ -94,6 +100,51 @@ def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
     return outcome
 
 
+_child_engines = None  # a child process's EnginePool, made by its first job
+
+
+def _child_engine(config: ServiceConfig, lang: str | None):
+    global _child_engines
+    if _child_engines is None:
+        from subextract.stages.ocr import EnginePool
+
+        _child_engines = EnginePool(config.base_settings().ocr)
+    return _child_engines.get(lang)
+
+
+def engine_in_child(config: ServiceConfig, *, emit: Callable[[str, Any], None]) -> None:
+    """In a worker's child process: the engine of --lang all, made now (readiness waits for it)."""
+    _child_engine(config, None)
+
+
+def job_in_child(job: Job, options: JobOptions, config: ServiceConfig, *,
+                 emit: Callable[[str, Any], None]) -> JobOutcome:
+    """``run_job`` in a worker's child process: its cues, stages and progress sent to the worker
+    as events (progress at most every ``CHECK_INTERVAL``: the worker checks for a cancel between)."""
+    from subextract.pipeline.child import CHECK_INTERVAL
+
+    sent = {"progress": 0.0}
+
+    def progress(done: float, total: float | None, segments: int) -> None:
+        now = time.monotonic()
+        if now - sent["progress"] >= CHECK_INTERVAL:
+            sent["progress"] = now
+            emit("progress", (done, total, segments))
+
+    return run_job(job, options, config, _child_engine(config, options.lang),
+                   on_cue=lambda record: emit("cue", record), progress=progress,
+                   on_stage=lambda name: emit("stage", name))
+
+
+def jobs_in_children(config: ServiceConfig) -> bool:
+    """Whether the workers run their jobs in child processes: an engine each process can have
+    its own of (not one model shared in this process, not this process's replicas)."""
+    from subextract.stages.ocr import engine_traits, replicated
+
+    ocr = config.base_settings().ocr
+    return engine_traits(ocr.engine).sharing != "serialized" and not replicated(ocr)
+
+
 class WorkerPool:
     """``config.workers`` threads running jobs; ``cancel`` stops one, ``shutdown`` all."""
 
@@ -104,6 +155,8 @@ class WorkerPool:
         self.store = store
         self.metrics = metrics
         self.engines = EnginePool(config.base_settings().ocr)
+        self.in_children = jobs_in_children(config)
+        self._children = threading.local()  # each worker thread's ChildProcess
         self.engines_ready = threading.Event()
         self.engine_error: str | None = None
         self._wake = threading.Event()
@@ -171,15 +224,41 @@ class WorkerPool:
         for thread in threads:
             thread.join(timeout=10)
 
+    def _child(self):
+        from subextract.pipeline.child import ChildProcess
+
+        child = getattr(self._children, "process", None)
+        if child is None:
+            child = self._children.process = ChildProcess(f"{threading.current_thread().name}-process")
+        return child
+
     def _work(self) -> None:
         try:
-            self.engines.get()  # the engine of --lang all up front: /ready waits for it
+            # The engine of --lang all up front: /ready waits for it.
+            if self.in_children:
+                self._child().call(f"{__name__}:engine_in_child", (self.config,), lambda *_: None,
+                                   self._check_stopping)
+            else:
+                self.engines.get()
         except SubextractError as exc:
             self.engine_error = str(exc)
             log.error("the OCR engine could not be started: %s", exc)
             return
+        except _Stopping:
+            return
         self.engines_ready.set()
         me = threading.current_thread()
+        try:
+            self._take_jobs(me)
+        finally:
+            if self.in_children:
+                self._child().stop()
+
+    def _check_stopping(self) -> None:
+        if self._stopping.is_set():
+            raise _Stopping()
+
+    def _take_jobs(self, me: threading.Thread) -> None:
         while not self._stopping.is_set() and me not in self._abandoned:
             try:
                 job = self.store.claim()
@@ -279,10 +358,21 @@ class WorkerPool:
                 if not self.store.set_progress(job.id, min(done / total, 0.999) if total else 0.0, state["stage"]):
                     raise JobInterrupted("cancelled")
 
+        def on_event(kind: str, payload: Any) -> None:
+            if kind == "cue":
+                on_cue(payload)
+            elif kind == "stage":
+                on_stage(payload)
+            else:
+                progress(*payload)
+
         log.info("job %s started (attempt %d): %s", job.id, job.attempts, job.name)
         try:
-            outcome = run_job(job, options, self.config, self.engines.get(options.lang), on_cue=on_cue,
-                              progress=progress, on_stage=on_stage)
+            if self.in_children:
+                outcome = self._child().call(f"{__name__}:job_in_child", (job, options, self.config), on_event, check)
+            else:
+                outcome = run_job(job, options, self.config, self.engines.get(options.lang), on_cue=on_cue,
+                                  progress=progress, on_stage=on_stage)
         except JobInterrupted as stop:
             self._stopped(job, stop.reason)
             return

@@ -84,6 +84,10 @@ def set_input_format(name: str | None) -> None:
     _explicit_format = name
 
 
+def input_format() -> str | None:
+    return _explicit_format
+
+
 def needs_proxy(path: str) -> bool:
     return is_url(path) and path.lower().startswith(("http:", "https:"))
 
