@@ -36,9 +36,10 @@ from subextract import __version__
 from subextract.config import Settings
 from subextract.errors import SubextractError, one_line
 from subextract.feeds import FeedSink, Watchlist
-from subextract.job import JobEvents, JobOptions, JobResult, output_name, outputs_in_tree, run_job
+from subextract.job import JobEvents, JobOptions, JobResult, extract_in_child, output_name, outputs_in_tree, run_job
+from subextract.pipeline.child import ChildProcess
 from subextract.pipeline.run import ExtractionResult
-from subextract.stages.ocr import EnginePool
+from subextract.stages.ocr import EnginePool, one_per_process
 from subextract.stages.source import is_url
 from subextract.stages.write import check_replaceable, temporary_prefix, write_text
 
@@ -501,6 +502,11 @@ class BatchRunner:
         self.manifest = manifest
         self.key = key
         self.engines = EnginePool(options.settings.ocr)
+        # Videos at once run in child processes, one per thread, where each may have its own engine:
+        # their Python work holds the GIL (16 threads of one process: 15.5x real time on a 16-core
+        # machine where 16 processes read 29.5x; docs/gpu.md, eleventh round).
+        self.in_children = options.jobs > 1 and one_per_process(options.settings.ocr)
+        self._children = threading.local()
         self.stop = threading.Event()
         self.results: dict[str, dict[str, Any]] = {}  # video → its final manifest record, this run
         self._print_lock = threading.Lock()
@@ -534,7 +540,21 @@ class BatchRunner:
                     return
                 self.finished(self._run_guarded(task))
         finally:
+            child = getattr(self._children, "process", None)
+            if child is not None:
+                child.stop()
             finished.set()
+
+    def _extractor(self, extraction: Callable[[], ExtractionResult] | None) -> dict[str, Any]:
+        """How this thread's job extracts: given (Ray's split), in the thread's child process, or here."""
+        if extraction is not None:
+            return {"extraction": extraction()}
+        if self.in_children:
+            child = getattr(self._children, "process", None)
+            if child is None:
+                child = self._children.process = ChildProcess(f"{threading.current_thread().name}-process")
+            return {"extract_with": extract_in_child(child, lambda: self._check_stop(0.0, None, 0))}
+        return {"engine": self.engines.get(self.options.lang)}
 
     def _run_guarded(self, task: Task) -> dict[str, Any]:
         """``run_task``, and when it fails past its own handling (a defect: the manifest could not
@@ -588,9 +608,7 @@ class BatchRunner:
         options = self.options.job
         try:
             done = run_job(job.video, self.options.settings, options, outputs_in_tree(job.output, options),
-                           engine=self.engines.get(options.lang) if extraction is None else None,
-                           extraction=extraction() if extraction is not None else None,
-                           translator=self.options.translator,
+                           **self._extractor(extraction), translator=self.options.translator,
                            place=lambda path, text: str(outputs.place(Path(path), text)),
                            events=JobEvents(progress=self._check_stop,
                                             feeds=[self.options.feed] if self.options.feed else []))

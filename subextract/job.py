@@ -129,11 +129,14 @@ class JobResult:
 
 def run_job(video: str, settings: Settings, options: JobOptions, outputs: JobOutputs, *,
             engine: Any = None, translator: Any = None, place: Place | None = None,
-            events: JobEvents | None = None, extraction: ExtractionResult | None = None) -> JobResult:
+            events: JobEvents | None = None, extraction: ExtractionResult | None = None,
+            extract_with: Callable[..., ExtractionResult] = extract) -> JobResult:
     """Run one video. Failures of the video itself raise (``SubextractError`` for the ones
     explained to the user); a translator failure does not: the extracted cues are written and
     ``translation_error`` says why. ``extraction``: the video's cues, extracted elsewhere (the
-    split level of ``subextract.scale``); the job writes them (cue listeners are not called)."""
+    split level of ``subextract.scale``); the job writes them (cue listeners are not called).
+    ``extract_with``: ``extract`` or one that runs it elsewhere with the same callbacks
+    (``extract_in_child``)."""
     place = place or _write
     events = events or JobEvents()
     feed = CueFeed(video, options.watchlist, options.only_flagged)
@@ -141,7 +144,7 @@ def run_job(video: str, settings: Settings, options: JobOptions, outputs: JobOut
     listeners = [*events.feeds, *([stream] if stream is not None else [])]
     on_cue = feed.streaming_to(listeners, events.cue) if listeners or events.cue else None
     try:
-        result = extraction if extraction is not None else extract(
+        result = extraction if extraction is not None else extract_with(
             video, settings, lang=options.lang, start=options.start, end=options.end, engine=engine,
             progress=events.progress, on_cue=on_cue, on_stage=events.stage, save_crops=options.save_crops)
     finally:
@@ -160,6 +163,66 @@ def run_job(video: str, settings: Settings, options: JobOptions, outputs: JobOut
     if translator is not None and options.translate:
         _translate(job, translator, options, outputs, place, events)
     return job
+
+
+def extract_in_child(child: Any, check: Callable[[], None]) -> Callable[..., ExtractionResult]:
+    """An ``extract_with`` for ``run_job`` that extracts in ``child`` (a pipeline.child.ChildProcess,
+    with an engine of its own) and calls the callbacks here; ``check`` runs between its events
+    and stops it by raising. The Python work per frame holds the GIL: jobs on threads share one core."""
+
+    def extract_there(video: str, settings: Settings, *, lang: str, start: float, end: float | None, engine: Any,
+                      progress: Callable | None, on_cue: Callable | None, on_stage: Callable | None,
+                      save_crops: str | None) -> ExtractionResult:
+        def on_event(kind: str, payload: Any) -> None:
+            if kind == "cue":
+                if on_cue is not None:
+                    on_cue(payload)
+            elif kind == "stage":
+                if on_stage is not None:
+                    on_stage(payload)
+            elif progress is not None:
+                progress(*payload)
+
+        return child.call(f"{__name__}:extraction_in_child", (video, settings, lang, start, end, save_crops,
+                                                               on_cue is not None), on_event, check)
+
+    return extract_there
+
+
+_child_engines: list[tuple[Any, Any]] = []  # a child process's (OCR settings, EnginePool): its last
+
+
+def engine_in_child(ocr: Any, lang: str | None, *, emit: Callable[[str, Any], None] | None = None) -> Any:
+    """In a child process: its engine for ``ocr`` and ``lang``, made on first use (a service's
+    worker asks for it up front: readiness waits for the engine)."""
+    from subextract.stages.ocr import EnginePool
+
+    if not _child_engines or _child_engines[0][0] != ocr:
+        _child_engines[:] = [(ocr, EnginePool(ocr))]
+    engine = _child_engines[0][1].get(lang)
+    return None if emit is not None else engine  # an engine is not sent back over the pipe
+
+
+def extraction_in_child(video: str, settings: Settings, lang: str, start: float, end: float | None,
+                        save_crops: str | None, cues: bool, *, emit: Callable[[str, Any], None]) -> ExtractionResult:
+    """In a child process: ``extract`` with this process's engine, its callbacks sent as events
+    (progress at most every ``CHECK_INTERVAL``: the caller checks for a stop between)."""
+    import time
+
+    from subextract.pipeline.child import CHECK_INTERVAL
+
+    sent = {"progress": 0.0}
+
+    def progress(done: float, total: float | None, segments: int) -> None:
+        now = time.monotonic()
+        if now - sent["progress"] >= CHECK_INTERVAL:
+            sent["progress"] = now
+            emit("progress", (done, total, segments))
+
+    return extract(video, settings, lang=lang, start=start, end=end, engine=engine_in_child(settings.ocr, lang),
+                   progress=progress,
+                   on_cue=(lambda cue: emit("cue", cue)) if cues else None,
+                   on_stage=lambda name: emit("stage", name), save_crops=save_crops)
 
 
 def _render(feed: CueFeed, kept: list[Cue], every: list[Cue], fmt: str, metadata: dict) -> str:

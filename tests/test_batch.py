@@ -290,12 +290,12 @@ def test_a_rerun_skips_what_is_done_and_redoes_failures(broken_run):
         assert json.loads(line)["video"].endswith("cut_short.mp4")
 
 
-def wait_for_done(out: Path, process: subprocess.Popen, timeout: float = 300) -> None:
-    """Until the manifest records a finished video."""
+def wait_for_done(out: Path, process: subprocess.Popen, timeout: float = 300, status: str = "done") -> None:
+    """Until the manifest records a finished video (or one of ``status``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         manifest = out / "manifest.jsonl"
-        if manifest.exists() and '"status": "done"' in manifest.read_text():
+        if manifest.exists() and f'"status": "{status}"' in manifest.read_text():
             return
         assert process.poll() is None, process.stderr.read()
         time.sleep(0.1)
@@ -346,6 +346,32 @@ def test_killed_or_interrupted_then_rerun_gives_the_same_outputs(sig, broken_run
     assert f"3 videos, {3 - len(finished)} to do, {len(finished)} skipped" in rerun.stderr
     assert {r["status"] for r in manifest_of(out).values()} == {"done"}
     assert_same_outputs(out, reference)
+
+
+def test_ctrl_c_stops_videos_running_in_child_processes_and_leaves_no_process(tmp_path):
+    """--jobs 2 runs each video in a child process of its thread; Ctrl-C reaches them all, the
+    batch records what was cut short as interrupted, and nothing of the process group lives on."""
+    videos, out = good_tree(tmp_path / "videos"), tmp_path / "out"
+    process = subprocess.Popen(batch_command(str(videos), "--out", str(out), "--jobs", "2"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    wait_for_done(out, process, status="running")
+    time.sleep(1.0)  # the children started and decoding (were Ctrl-C theirs, each said KeyboardInterrupt)
+    os.killpg(process.pid, signal.SIGINT)  # as Ctrl-C on a terminal: to the whole process group
+    code = process.wait(timeout=120)
+    stderr = process.stderr.read()
+    assert code == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert {r["status"] for r in manifest_of(out).values()} <= {"done", "interrupted"}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("a process of the batch's group outlived it")
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="video files, folders (searched recursively by video extension), list files "
                              f"({', '.join(LIST_EXTENSIONS)}: one path or URL a line) or http(s)/rtmp(s) URLs")
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder (created; holds manifest.jsonl)")
-    parser.add_argument("--jobs", type=count_arg, metavar="N", help="videos processed at once (default: 1)")
+    parser.add_argument("--jobs", type=count_arg, metavar="N", help="videos processed at once, each in a child process with its own engine where the "
+                        "engine allows (rapidocr, openai), else on threads sharing one in-process model (default: 1)")
     parser.add_argument("--lang", default="all", metavar="LANG", type=reading_language_arg,
                         help="as for subextract VIDEO: zh, zh-Hant, en-US, English… (default: all)")
     parser.add_argument("--format", choices=FORMATS, default="srt",

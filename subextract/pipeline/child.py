@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import logging
 import multiprocessing
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -157,6 +158,9 @@ class ChildProcess:
 
 def _serve(connection, state: ProcessState) -> None:
     """The child's loop: one call at a time until the caller closes its end."""
+    # Ctrl-C on a terminal reaches the whole process group: the caller decides what stops (a batch
+    # records the video as interrupted), and FFmpeg, which gets it too, ends the decode.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     state.apply()
 
     def emit(kind: str, payload: Any) -> None:

@@ -63,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="free space --data needs: below it /ready says not ready and uploads get 507 "
                              "(default: 64)")
     parser.add_argument("--workers", type=count_arg, default=1, metavar="N",
-                        help="jobs run at once, each on its own thread and engine where the engine allows (default: 1)")
+                        help="jobs run at once, each in a child process with its own engine where the engine allows "
+                             "(rapidocr, openai), else on threads sharing one in-process model (default: 1)")
     parser.add_argument("--data", default="subextract-data", metavar="DIR",
                         help="where the job database, uploads and pictures live (default: ./subextract-data)")
     parser.add_argument("--max-upload-mb", type=positive_arg, default=2048.0, metavar="MB",

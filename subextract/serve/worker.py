@@ -1,10 +1,10 @@
 """Worker threads that take queued jobs from the store and run them, one job per thread.
 
-Each thread runs its jobs in a child process of its own (``pipeline/child.py``) where the engine
-allows one per process (RapidOCR, an OpenAI-compatible server): the pipeline's Python work holds
-the GIL, and threads of one interpreter shared one core between 16 workers on the H200 machine.
-An engine that holds a model here (vLLM, PyTorch) is shared by the threads, which then run the
-jobs themselves. Either way the store, the metrics and the progress stay in this process.
+Each thread extracts its jobs' cues in a child process of its own (``pipeline/child.py``) where the
+engine allows one per process (RapidOCR, an OpenAI-compatible server): the pipeline's Python work
+holds the GIL, and threads of one interpreter shared one core between 16 workers on the H200 machine.
+An engine that holds a model here (vLLM, PyTorch) is shared by the threads, which then extract
+themselves. Either way the store, the cue stream, the translation and the metrics stay in this process.
 """
 
 from __future__ import annotations
@@ -62,10 +62,11 @@ CROPS = "crops"  # the job folder's sub-folder of OCR pictures (``--save-crops``
 
 def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
             on_cue: Callable[[dict], None], progress: Callable[[float, float | None, int], None],
-            on_stage: Callable[[str], None]) -> JobOutcome:
+            on_stage: Callable[[str], None], extract_with: Callable[..., Any] | None = None) -> JobOutcome:
     """One video's job through ``subextract.job`` (as the CLI and the batch runner run it): cues
     streamed to ``on_cue`` as feed records the moment they are final, no file written but the OCR
-    pictures; the cues, the metadata and the translation come back to be stored."""
+    pictures; the cues, the metadata and the translation come back to be stored. ``extract_with``:
+    the extraction elsewhere (a worker's child process; ``engine`` is then None)."""
     from subextract import job as jobs
     from subextract.feeds import Watchlist
 
@@ -82,7 +83,8 @@ def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
                             watchlist=Watchlist.parse(options.watchlist) if options.watchlist else None,
                             save_crops=str(config.job_folder(job.id) / CROPS)),
             jobs.JobOutputs(cues=None), engine=engine, translator=translator,
-            events=jobs.JobEvents(progress=progress, stage=on_stage, cue=on_cue))
+            events=jobs.JobEvents(progress=progress, stage=on_stage, cue=on_cue),
+            **({"extract_with": extract_with} if extract_with is not None else {}))
     finally:
         if translator is not None:
             translator.model.close()
@@ -100,49 +102,11 @@ def run_job(job: Job, options: JobOptions, config: ServiceConfig, engine, *,
     return outcome
 
 
-_child_engines = None  # a child process's EnginePool, made by its first job
-
-
-def _child_engine(config: ServiceConfig, lang: str | None):
-    global _child_engines
-    if _child_engines is None:
-        from subextract.stages.ocr import EnginePool
-
-        _child_engines = EnginePool(config.base_settings().ocr)
-    return _child_engines.get(lang)
-
-
-def engine_in_child(config: ServiceConfig, *, emit: Callable[[str, Any], None]) -> None:
-    """In a worker's child process: the engine of --lang all, made now (readiness waits for it)."""
-    _child_engine(config, None)
-
-
-def job_in_child(job: Job, options: JobOptions, config: ServiceConfig, *,
-                 emit: Callable[[str, Any], None]) -> JobOutcome:
-    """``run_job`` in a worker's child process: its cues, stages and progress sent to the worker
-    as events (progress at most every ``CHECK_INTERVAL``: the worker checks for a cancel between)."""
-    from subextract.pipeline.child import CHECK_INTERVAL
-
-    sent = {"progress": 0.0}
-
-    def progress(done: float, total: float | None, segments: int) -> None:
-        now = time.monotonic()
-        if now - sent["progress"] >= CHECK_INTERVAL:
-            sent["progress"] = now
-            emit("progress", (done, total, segments))
-
-    return run_job(job, options, config, _child_engine(config, options.lang),
-                   on_cue=lambda record: emit("cue", record), progress=progress,
-                   on_stage=lambda name: emit("stage", name))
-
-
 def jobs_in_children(config: ServiceConfig) -> bool:
-    """Whether the workers run their jobs in child processes: an engine each process can have
-    its own of (not one model shared in this process, not this process's replicas)."""
-    from subextract.stages.ocr import engine_traits, replicated
+    """Whether the workers run their jobs in child processes: an engine each process can have its own of."""
+    from subextract.stages.ocr import one_per_process
 
-    ocr = config.base_settings().ocr
-    return engine_traits(ocr.engine).sharing != "serialized" and not replicated(ocr)
+    return one_per_process(config.base_settings().ocr)
 
 
 class WorkerPool:
@@ -236,8 +200,8 @@ class WorkerPool:
         try:
             # The engine of --lang all up front: /ready waits for it.
             if self.in_children:
-                self._child().call(f"{__name__}:engine_in_child", (self.config,), lambda *_: None,
-                                   self._check_stopping)
+                self._child().call("subextract.job:engine_in_child", (self.config.base_settings().ocr, None),
+                                   lambda *_: None, self._check_stopping)
             else:
                 self.engines.get()
         except SubextractError as exc:
@@ -358,18 +322,13 @@ class WorkerPool:
                 if not self.store.set_progress(job.id, min(done / total, 0.999) if total else 0.0, state["stage"]):
                     raise JobInterrupted("cancelled")
 
-        def on_event(kind: str, payload: Any) -> None:
-            if kind == "cue":
-                on_cue(payload)
-            elif kind == "stage":
-                on_stage(payload)
-            else:
-                progress(*payload)
-
         log.info("job %s started (attempt %d): %s", job.id, job.attempts, job.name)
         try:
             if self.in_children:
-                outcome = self._child().call(f"{__name__}:job_in_child", (job, options, self.config), on_event, check)
+                from subextract.job import extract_in_child
+
+                outcome = run_job(job, options, self.config, None, on_cue=on_cue, progress=progress,
+                                  on_stage=on_stage, extract_with=extract_in_child(self._child(), check))
             else:
                 outcome = run_job(job, options, self.config, self.engines.get(options.lang), on_cue=on_cue,
                                   progress=progress, on_stage=on_stage)

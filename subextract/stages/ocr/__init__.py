@@ -23,8 +23,8 @@ from subextract.errors import SubextractError
 from subextract.schema import LineBox, Reading, TextLine
 
 __all__ = ["ENGINES", "DeferredEngine", "EnginePool", "EngineTraits", "OcrEngine", "OcrFailure", "Reading",
-           "SerializedEngine", "TextLine", "construct_engine", "create_engine", "engine_traits", "replicated", "set_up",
-           "sharing"]
+           "SerializedEngine", "TextLine", "construct_engine", "create_engine", "engine_traits", "one_per_process",
+           "replicated", "set_up", "sharing"]
 
 
 class OcrFailure(SubextractError):
@@ -102,6 +102,13 @@ def replicated(settings: OcrSettings) -> bool:
     """Whether the engine runs as ``settings.replicas`` processes (engines that run no model here,
     such as openai with a --server per replica, ignore the setting)."""
     return settings.replicas > 1 and engine_traits(settings.engine).replicable
+
+
+def one_per_process(settings: OcrSettings) -> bool:
+    """Whether every process may make its own instance of the engine (RapidOCR, an HTTP client), so
+    that jobs can run in child processes (pipeline/child.py); not a model loaded once and shared
+    by this process's threads, nor this process's replicas."""
+    return engine_traits(settings.engine).sharing != "serialized" and not replicated(settings)
 
 
 def sharing(settings: OcrSettings) -> Sharing:
