@@ -37,7 +37,7 @@ from subextract.config import Settings
 from subextract.errors import SubextractError, one_line
 from subextract.feeds import FeedSink, Watchlist
 from subextract.job import JobEvents, JobOptions, JobResult, extract_in_child, output_name, outputs_in_tree, run_job
-from subextract.pipeline.child import ChildProcess
+from subextract.pipeline.child import ChildPerThread
 from subextract.pipeline.run import ExtractionResult
 from subextract.stages.ocr import EnginePool, one_per_process
 from subextract.stages.source import is_url
@@ -506,7 +506,7 @@ class BatchRunner:
         # their Python work holds the GIL (16 threads of one process: 15.5x real time on a 16-core
         # machine where 16 processes read 29.5x; docs/gpu.md, eleventh round).
         self.in_children = options.jobs > 1 and one_per_process(options.settings.ocr)
-        self._children = threading.local()
+        self._children = ChildPerThread()
         self.stop = threading.Event()
         self.results: dict[str, dict[str, Any]] = {}  # video → its final manifest record, this run
         self._print_lock = threading.Lock()
@@ -540,9 +540,7 @@ class BatchRunner:
                     return
                 self.finished(self._run_guarded(task))
         finally:
-            child = getattr(self._children, "process", None)
-            if child is not None:
-                child.stop()
+            self._children.stop()
             finished.set()
 
     def _extractor(self, extraction: Callable[[], ExtractionResult] | None) -> dict[str, Any]:
@@ -550,10 +548,7 @@ class BatchRunner:
         if extraction is not None:
             return {"extraction": extraction()}
         if self.in_children:
-            child = getattr(self._children, "process", None)
-            if child is None:
-                child = self._children.process = ChildProcess(f"{threading.current_thread().name}-process")
-            return {"extract_with": extract_in_child(child, lambda: self._check_stop(0.0, None, 0))}
+            return {"extract_with": extract_in_child(self._children.get(), lambda: self._check_stop(0.0, None, 0))}
         return {"engine": self.engines.get(self.options.lang)}
 
     def _run_guarded(self, task: Task) -> dict[str, Any]:

@@ -192,15 +192,18 @@ def extract_in_child(child: Any, check: Callable[[], None]) -> Callable[..., Ext
 _child_engines: list[tuple[Any, Any]] = []  # a child process's (OCR settings, EnginePool): its last
 
 
-def engine_in_child(ocr: Any, lang: str | None, *, emit: Callable[[str, Any], None] | None = None) -> Any:
-    """In a child process: its engine for ``ocr`` and ``lang``, made on first use (a service's
-    worker asks for it up front: readiness waits for the engine)."""
+def _engine_here(ocr: Any, lang: str | None) -> Any:
     from subextract.stages.ocr import EnginePool
 
     if not _child_engines or _child_engines[0][0] != ocr:
         _child_engines[:] = [(ocr, EnginePool(ocr))]
-    engine = _child_engines[0][1].get(lang)
-    return None if emit is not None else engine  # an engine is not sent back over the pipe
+    return _child_engines[0][1].get(lang)
+
+
+def engine_in_child(ocr: Any, lang: str | None, *, emit: Callable[[str, Any], None]) -> None:
+    """In a child process: its engine for ``ocr`` and ``lang`` made now (a service's worker asks up
+    front: readiness waits for the engine; a failure to start is raised here)."""
+    _engine_here(ocr, lang)
 
 
 def extraction_in_child(video: str, settings: Settings, lang: str, start: float, end: float | None,
@@ -219,7 +222,7 @@ def extraction_in_child(video: str, settings: Settings, lang: str, start: float,
             sent["progress"] = now
             emit("progress", (done, total, segments))
 
-    return extract(video, settings, lang=lang, start=start, end=end, engine=engine_in_child(settings.ocr, lang),
+    return extract(video, settings, lang=lang, start=start, end=end, engine=_engine_here(settings.ocr, lang),
                    progress=progress,
                    on_cue=(lambda cue: emit("cue", cue)) if cues else None,
                    on_stage=lambda name: emit("stage", name), save_crops=save_crops)

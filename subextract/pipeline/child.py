@@ -22,6 +22,7 @@ import logging
 import multiprocessing
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -154,6 +155,25 @@ class ChildProcess:
         there.close()
         self._process, self._connection = process, here
         return here
+
+
+class ChildPerThread:
+    """A ``ChildProcess`` for each thread that asks (a pool's worker threads), made on first use."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def get(self) -> ChildProcess:
+        child = getattr(self._local, "child", None)
+        if child is None:
+            child = self._local.child = ChildProcess(f"{threading.current_thread().name}-process")
+        return child
+
+    def stop(self) -> None:
+        """Ends the calling thread's child, if it has one."""
+        child = getattr(self._local, "child", None)
+        if child is not None:
+            child.stop()
 
 
 def _serve(connection, state: ProcessState) -> None:

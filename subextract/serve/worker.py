@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from subextract.errors import SubextractError
+from subextract.pipeline.child import ChildPerThread
 from subextract.serve.options import JobOptions
 from subextract.serve.service import ServiceConfig
 from subextract.serve.store import ORIGINAL, Job, StoredCue, Store, is_disk_full
@@ -120,7 +121,7 @@ class WorkerPool:
         self.metrics = metrics
         self.engines = EnginePool(config.base_settings().ocr)
         self.in_children = jobs_in_children(config)
-        self._children = threading.local()  # each worker thread's ChildProcess
+        self._children = ChildPerThread()
         self.engines_ready = threading.Event()
         self.engine_error: str | None = None
         self._wake = threading.Event()
@@ -188,19 +189,11 @@ class WorkerPool:
         for thread in threads:
             thread.join(timeout=10)
 
-    def _child(self):
-        from subextract.pipeline.child import ChildProcess
-
-        child = getattr(self._children, "process", None)
-        if child is None:
-            child = self._children.process = ChildProcess(f"{threading.current_thread().name}-process")
-        return child
-
     def _work(self) -> None:
         try:
             # The engine of --lang all up front: /ready waits for it.
             if self.in_children:
-                self._child().call("subextract.job:engine_in_child", (self.config.base_settings().ocr, None),
+                self._children.get().call("subextract.job:engine_in_child", (self.config.base_settings().ocr, None),
                                    lambda *_: None, self._check_stopping)
             else:
                 self.engines.get()
@@ -215,8 +208,7 @@ class WorkerPool:
         try:
             self._take_jobs(me)
         finally:
-            if self.in_children:
-                self._child().stop()
+            self._children.stop()
 
     def _check_stopping(self) -> None:
         if self._stopping.is_set():
@@ -328,7 +320,7 @@ class WorkerPool:
                 from subextract.job import extract_in_child
 
                 outcome = run_job(job, options, self.config, None, on_cue=on_cue, progress=progress,
-                                  on_stage=on_stage, extract_with=extract_in_child(self._child(), check))
+                                  on_stage=on_stage, extract_with=extract_in_child(self._children.get(), check))
             else:
                 outcome = run_job(job, options, self.config, self.engines.get(options.lang), on_cue=on_cue,
                                   progress=progress, on_stage=on_stage)
