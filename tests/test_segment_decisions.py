@@ -207,6 +207,41 @@ def test_a_short_line_hovering_at_the_minimum_keeps_every_frame():
     assert boundaries(pictures) == [(0, 50, None, 49, True)] and frame_counts(pictures) == [50]
 
 
+TALL = 2 * H  # a band twice the usual height: its minimum is twice a short line's strokes
+
+
+def speckled(n: int, count: int, text: str | None = None) -> np.ndarray:
+    """Frame ``n`` of a tall band over a speckled texture (``count`` outlined bright specks, in other
+    places each frame), with ``text``, a short line in a thin face, near its bottom."""
+    img = np.vstack([background(n, "flat"), background(n + 1, "flat")])
+    rng = np.random.default_rng(n)
+    for _ in range(count):
+        x, y = int(rng.integers(4, W - 4)), int(rng.integers(2, TALL - 2))
+        img[y - 2:y + 3, x - 2:x + 3] = 0
+        img[y, x - 1:x + 2] = 250
+    if text:
+        fill = np.zeros(img.shape, np.uint8)
+        (width, _), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.6, 1)
+        cv2.putText(fill, text, ((W - width) // 2, 120), cv2.FONT_HERSHEY_SIMPLEX, 0.6, 255, 1, cv2.LINE_AA)
+        glyphs = fill > 100
+        img[cv2.dilate(fill, np.ones((5, 5), np.uint8)).view(bool) & ~glyphs] = 0
+        img[glyphs] = 250
+    return img
+
+
+@pytest.mark.parametrize("count", [20, 24])
+def test_a_short_line_among_a_textures_specks_opens_a_segment(count):
+    """A six-letter line in a thin face fills fewer strokes than a tall band's minimum, and the
+    specks strewn over the band (a speckled texture panning behind it) spoil the one box of its
+    strokes: it is text by the one dense line it makes. The specks alone open nothing."""
+    shown = [speckled(n, count, "SIGNED" if 10 <= n < 40 else None) for n in range(50)]
+    strokes = np.count_nonzero(text_mask(shown[20], SETTINGS))
+    assert SETTINGS.text_hold * SETTINGS.min_text_share * shown[20].size < strokes < \
+        SETTINGS.min_text_share * shown[20].size
+    assert boundaries(shown) == [(10, 40, 9, 39, True)]
+    assert boundaries([speckled(n, 2 * count) for n in range(50)]) == []
+
+
 @pytest.mark.parametrize("specks", [False, True])
 def test_text_replaced_in_place_as_the_picture_turns_bright_is_not_held(specks):
     """DDD... becomes NNN... at frame 12 as the right half of the picture turns bright: the mask
