@@ -118,7 +118,6 @@ class SegmentSettings:
     line_text_share: Share
     min_line_strokes: NonNegativeInt
     line_kept_share: Share
-    short_line_ems: NonNegative
     # The stroke pixels of the smallest subtitle line the pre-scan found, in this video's text mask at
     # analysis size (set by the pipeline, not by a preset; 0: none found; stages/mask.py min_text_pixels).
     line_strokes: NonNegativeInt = 0

@@ -422,9 +422,8 @@ def test_text_held_in_a_chroma_plane_asks_for_at_least_half_the_noise_floor_roun
 
 def test_the_smallest_line_is_the_least_one_the_mask_kept_enough_of():
     """Lines of 320, 240, 160 and 32 stroke pixels: the median is 200, half of it 100; the 32-pixel
-    line (the mask lost it) is not counted: the smallest is 160 (the two-glyph floor left out:
-    tests/test_thin_strokes.py has it)."""
-    plain = replace(SETTINGS, dark_max=255, short_line_ems=1000)
+    line (the mask lost it) is not counted: the smallest is 160."""
+    plain = replace(SETTINGS, dark_max=255)
     found = lines(strip(240), strip(240, strokes=15), strip(240, strokes=10), strip(240, strokes=2))
     assert smallest_line_strokes(found, plain) == 160
     # 320, 200 and 100 (median 200): exactly half the median is kept; 99 is not
@@ -450,7 +449,7 @@ def test_a_line_needs_min_line_strokes_to_be_the_smallest():
 def test_lines_without_columns_are_not_counted_in_the_median():
     """Lines of 320 and 100 stroke pixels (median 210, half of it 105) and two without columns:
     the 100-pixel line is not counted; with the empty ones in the median (50) it would be."""
-    plain = replace(SETTINGS, dark_max=255, short_line_ems=1000)
+    plain = replace(SETTINGS, dark_max=255)
     found = lines(strip(240), strip(240, strokes=5, rows=(0, 20))) + [(strip(240), 50, 50)] * 2
     assert smallest_line_strokes(found, plain) == 320
 

@@ -80,7 +80,7 @@ def test_a_thin_stroke_line_in_a_tall_band_is_kept_by_the_videos_own_minimum():
     assert strokes < PLAIN.text_hold * PLAIN.min_text_share * H * W  # the band's share alone loses it
     assert segments_of(frames, PLAIN) == []
     settings = measured(PLAIN, thin_line(picture(40)))
-    assert 0 < settings.line_strokes < strokes
+    assert settings.line_strokes >= 0.8 * strokes
     segments = segments_of([picture(i) for i in range(31, 36)] + frames + [picture(i) for i in range(36, 46)], settings)
     assert [(round(s.start * 25), round(s.end * 25)) for s in segments] == [(5, 35)]
     assert len(segments[0].lines) == 1
@@ -110,23 +110,6 @@ def test_the_videos_minimum_is_bounded():
         DEFAULT.min_text_share * band
 
 
-def test_the_videos_minimum_admits_a_two_glyph_cue_the_pre_scan_never_saw():
-    """The pre-scan saw only long lines; a cue of two letters fills a fraction of their strokes. The
-    minimum is two squares of the line's height (``short_line_ems``) of the strokes the pre-scan's
-    line fills per square, so the short cue is text; the band's share and the long line's own
-    count each lose it."""
-    long_line = thin_line(picture(40), "a thin line of many words")
-    settings = measured(PLAIN, long_line)
-    full = measured(replace(PLAIN, short_line_ems=1000), long_line)
-    assert full.line_strokes == np.count_nonzero(text_mask(long_line, PLAIN))
-    assert settings.line_strokes < 0.3 * full.line_strokes
-    frames = [thin_line(picture(i), "OK") for i in range(30)]
-    before, after = [picture(i) for i in range(31, 36)], [picture(i) for i in range(36, 46)]
-    assert segments_of(before + frames + after, full) == []
-    segments = segments_of(before + frames + after, settings)
-    assert [(round(s.start * 25), round(s.end * 25)) for s in segments] == [(5, 35)]
-
-
 def test_lines_the_mask_lost_are_not_measured():
     line = thin_line(picture(0))
     bright = np.full_like(line, 250)  # plain text over a white picture: no strokes stand out
@@ -135,7 +118,7 @@ def test_lines_the_mask_lost_are_not_measured():
     assert smallest_line_strokes([(bright, 200, 440)], PLAIN) == 0
 
 
-@pytest.mark.parametrize("key, value", [("line_text_share", 1.5), ("min_line_strokes", -1), ("short_line_ems", -1)])
+@pytest.mark.parametrize("key, value", [("line_text_share", 1.5), ("min_line_strokes", -1)])
 def test_line_minimum_settings_are_validated(key, value):
     with pytest.raises(SubextractError, match=f"segment.{key}"):
         load_settings(overrides={"segment": {key: value}})

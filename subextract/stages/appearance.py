@@ -187,34 +187,12 @@ def smallest_line_strokes(strips: Sequence[LineStrip], settings: SegmentSettings
     """The stroke pixels of the smallest subtitle line in the text mask that ``settings``
     (``settings_for``'s) make, in the strips' pixels; 0 when no line is left. Lines with fewer than
     ``line_kept_share`` of the median line's strokes, or than ``min_line_strokes``, are not counted:
-    the mask lost most of them (a bright picture behind plain text, a detector box cut in two).
-    Nor is the smallest line more than ``short_line_ems`` squares of its height of the strokes the
-    thinnest-drawn line fills per square."""
-    masks = [text_mask(strip, settings)[:, x0:x1] for strip, x0, x1 in strips if x1 > x0]
-    counts = [int(np.count_nonzero(mask)) for mask in masks]
+    the mask lost most of them (a bright picture behind plain text, a detector box cut in two)."""
+    counts = [int(np.count_nonzero(text_mask(strip, settings)[:, x0:x1])) for strip, x0, x1 in strips if x1 > x0]
     if not counts:
         return 0
     least = max(1.0, settings.min_line_strokes, settings.line_kept_share * float(np.median(counts)))
-    kept = [(count, mask) for count, mask in zip(counts, masks) if count >= least]
-    if not kept:
-        return 0
-    # The pre-scan sees a few keyframes' lines, seldom the shortest cue: two glyphs' worth of the
-    # strokes of the line drawn thinnest for its size (a two-character Chinese cue over a speckled
-    # picture filled 118 strokes where the pre-scan's smallest line filled 300).
-    smallest = min(count for count, _ in kept)
-    per_em = min((value for value in (_strokes_per_em(count, mask) for count, mask in kept) if value), default=0.0)
-    if not per_em:
-        return smallest
-    return int(min(smallest, max(settings.min_line_strokes, per_em * settings.short_line_ems)))
-
-
-def _strokes_per_em(count: int, mask: np.ndarray) -> float:
-    """A line's strokes per square of its height (a CJK glyph; about two Latin letters)."""
-    boxes = line_boxes(mask, mask.shape, pad=False)
-    if not boxes:
-        return 0.0
-    x0, y0, x1, y1 = max(boxes, key=lambda box: np.count_nonzero(mask[box[1]:box[3], box[0]:box[2]]))
-    return count * (y1 - y0) / max(1, x1 - x0)
+    return min((count for count in counts if count >= least), default=0)
 
 
 def line_density(strips: Sequence[LineStrip], settings: SegmentSettings) -> float | None:
